@@ -1,0 +1,24 @@
+"""Fabric families and the one entry point that makes a fabric from a family name and settings."""
+from __future__ import annotations
+
+from testbed.errors import ParamError
+from testbed.topo import clos3, hpn, mpft, mrft
+from testbed.topo.model import Fabric
+from testbed.topo.params import make_params
+
+FAMILIES = {
+    "hpn": (hpn.HpnParams, hpn.build),
+    "mpft": (mpft.MpftParams, mpft.build),
+    "mrft": (mrft.MrftParams, mrft.build),
+    "clos3": (clos3.Clos3Params, clos3.build),
+}
+
+
+def make_fabric(family: str, settings=None) -> Fabric:
+    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated."""
+    if family not in FAMILIES:
+        raise ParamError(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
+    cls, build = FAMILIES[family]
+    fabric = build(make_params(cls, settings))
+    fabric.validate()
+    return fabric
