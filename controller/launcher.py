@@ -37,8 +37,9 @@ def _exit_now(signum, _frame):
 
 def run(app_module, port, extra_args=()):
     """Serve OpenFlow on 127.0.0.1:``port`` with ``app_module`` (a module name
-    or a path to a .py file).  Blocks until SIGTERM/SIGINT (never returns then).
-    Must be called from the main thread (signal handlers)."""
+    or a path to a .py file); ``extra_args`` are more os-ken options, e.g.
+    ``['--verbose']``.  Applies ofp15.apply_parser_fixes().  Blocks until
+    SIGTERM/SIGINT, which exit the process.  Call from the main thread."""
     cfg.CONF(args=['--ofp-listen-host', '127.0.0.1',
                    '--ofp-tcp-listen-port', str(port), *extra_args],
              project='os_ken')

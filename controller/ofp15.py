@@ -38,7 +38,7 @@ _ALIASES = {'ip_src': 'ipv4_src', 'ip_dst': 'ipv4_dst', 'nw_src': 'ipv4_src',
 
 
 def _oxm_header(name):
-    """OXM header (has_mask=0, length = field size) for an OpenFlow-basic field."""
+    """OXM header (has_mask=0, length = field size) of a basic field."""
     name = _ALIASES.get(name, name)
     try:
         return getattr(ofp, 'OXM_OF_' + name.upper())
@@ -55,7 +55,7 @@ def _oxm_name(header):
 
 
 class NTRSelectionMethod(parser.OFPGroupProp):
-    """OVS select-group selection method; goes into OFPGroupMod(properties=)."""
+    """OVS select-group selection method, for OFPGroupMod(properties=[...])."""
 
     def __init__(self, method='hash', param=0, fields=(),
                  type_=ofp.OFPGPT_EXPERIMENTER, length=None,
@@ -97,19 +97,20 @@ class NTRSelectionMethod(parser.OFPGroupProp):
 
 
 def hash_selection_property(fields, basis=0):
-    """Property selecting buckets by hashing ``fields`` (OVS names such as
-    ip_src, ip_dst, nw_proto, tcp_src, tcp_dst, or OXM names) with ``basis``."""
+    """Group property: pick buckets by hashing ``fields`` with ``basis``.
+    Fields are OVS names (ip_src, ip_dst, nw_proto, tcp_src, tcp_dst,
+    udp_src, udp_dst, ...) or os-ken OXM names (ipv4_src, ip_proto, ...)."""
     return NTRSelectionMethod('hash', basis, fields)
 
 
-def _fit_to_length(orig, length_fmt):
-    """Wrap an os-ken ``parser(cls, buf, offset)`` so it sees only its own
-    record.  The originals slice their trailing properties as
-    ``buf[offset:offset + length]`` after advancing ``offset`` (should be
-    ``start + length``), which swallows the next record's bytes; cut off there
-    the over-long slice stops at the record's end instead."""
+def _own_record_only(orig):
+    """Wrap an os-ken ``parser(cls, buf, offset)`` whose record starts with a
+    u16 total length.  The originals slice their trailing properties as
+    ``buf[offset:offset + length]`` with ``offset`` already past the header
+    (bug: should be ``start + length``), so they also swallow the next
+    record.  Handing them just their own record makes that slice harmless."""
     def fixed(cls, buf, offset):
-        (length,) = struct.unpack_from(length_fmt, buf, offset)
+        (length,) = struct.unpack_from('!H', buf, offset)
         return orig(cls, buf[offset:offset + length], 0)
     fixed._hpn_fixed = True
     return classmethod(fixed)
@@ -119,8 +120,7 @@ def apply_parser_fixes():
     """Patch os-ken's OF1.5 parsers in place; safe to call more than once."""
     for cls in (parser.OFPBucket, parser.OFPGroupDescStats):
         if not getattr(cls.parser, '_hpn_fixed', False):
-            # Both records start with a u16 total length.
-            cls.parser = _fit_to_length(cls.parser.__func__, '!H')
+            cls.parser = _own_record_only(cls.parser.__func__)
     # The generic experimenter parser reads 4-byte words and fails on the
     # NTR property (length not a multiple of 4); ours falls back to it.
     parser.OFPGroupProp._TYPES[ofp.OFPGPT_EXPERIMENTER] = NTRSelectionMethod

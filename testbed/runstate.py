@@ -1,0 +1,140 @@
+"""What a run created, written down before it is created, so `clean` can remove exactly that.
+
+Each run has a directory under /run/hpn-testbed/RUN holding state.json: the PIDs it started
+(with a word each PID's command line must contain, so a reused PID is never killed), the OVS
+bridges (also tagged external-ids:hpn-testbed=RUN), the interfaces in the root namespace and the
+nftables tables it made. Nothing outside those lists is ever touched.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from testbed import sh
+
+ROOT = Path(os.environ.get("HPN_RUN_DIR", "/run/hpn-testbed"))
+OVS_TAG = "hpn-testbed"
+
+
+class RunState:
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.dir = ROOT / run_id
+        self.data = {"owner": os.getpid(), "pids": [], "bridges": [], "root_intfs": [],
+                     "nft_tables": []}
+
+    def create(self) -> "RunState":
+        self.dir.mkdir(parents=True, exist_ok=False)
+        self.save()
+        return self
+
+    def save(self) -> None:
+        tmp = self.dir / "state.json.tmp"
+        tmp.write_text(json.dumps(self.data))
+        os.replace(tmp, self.dir / "state.json")
+
+    def add(self, key: str, *items) -> None:
+        self.data[key].extend(items)
+        self.save()
+
+    @classmethod
+    def load(cls, path: Path) -> "RunState":
+        state = cls(path.name)
+        state.data.update(json.loads((path / "state.json").read_text()))
+        return state
+
+
+def _owns(pid: int, marker: str) -> bool:
+    try:
+        return marker.encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def kill_pid(pid: int, marker: str, grace: float = 3.0) -> None:
+    """End `pid` if it is still the process we started (its command line holds `marker`)."""
+    if not _owns(pid, marker):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _owns(pid, marker):
+        time.sleep(0.02)
+    if _owns(pid, marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def destroy(state: RunState) -> list[str]:
+    """Remove everything `state` lists. Returns what was removed, for the user."""
+    done = []
+    for pid, marker in reversed(state.data["pids"]):
+        if _owns(pid, marker):
+            kill_pid(pid, marker)
+            done.append(f"process {pid}")
+    bridges = tagged_bridges(state.run_id) | (set(state.data["bridges"]) & all_bridges())
+    if bridges:
+        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(bridges)
+                                                  for a in ("--", "--if-exists", "del-br", b)])
+        done.append(f"{len(bridges)} bridges")
+    existing = set(os.listdir("/sys/class/net"))
+    intfs = [i for i in state.data["root_intfs"] if i in existing]
+    if intfs:
+        # a veth pair goes with either end; some names vanish as their peers are deleted
+        sh.run("ip -batch - 2>/dev/null || true", input="".join(f"link del {i}\n" for i in intfs),
+               check=False)
+        done.append(f"{len(intfs)} interfaces")
+    for table in state.data["nft_tables"]:
+        if sh.ok(["nft", "delete", "table", *table.split()]):
+            done.append(f"nft table {table}")
+    shutil.rmtree(state.dir, ignore_errors=True)
+    return done
+
+
+def tagged_bridges(run_id: str | None = None) -> set[str]:
+    """Bridges carrying our OVS tag (for one run, or for any run)."""
+    out = sh.run(["ovs-vsctl", "--timeout=10", "--format=csv", "--no-headings", "--columns=name,external_ids",
+                  "list", "Bridge"], check=False)
+    found = set()
+    for line in out.splitlines():
+        name, _, ids = line.partition(",")
+        if f"{OVS_TAG}=" in ids and (run_id is None or f"{OVS_TAG}={run_id}" in ids.replace('"', "")):
+            found.add(name.strip('"'))
+    return found
+
+
+def all_bridges() -> set[str]:
+    return set(sh.run(["ovs-vsctl", "--timeout=10", "list-br"], check=False).split())
+
+
+def runs() -> list[RunState]:
+    if not ROOT.is_dir():
+        return []
+    return [RunState.load(p) for p in sorted(ROOT.iterdir()) if (p / "state.json").exists()]
+
+
+def alive(state: RunState) -> bool:
+    return Path(f"/proc/{state.data['owner']}").exists() and state.data["owner"] != os.getpid()
+
+
+def clean(include_live: bool = False) -> list[str]:
+    """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge."""
+    done = []
+    for state in runs():
+        if include_live or not alive(state):
+            done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
+    live_bridges = {b for s in runs() for b in s.data["bridges"]}
+    stray = tagged_bridges() - live_bridges
+    if stray:
+        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(stray)
+                                                  for a in ("--", "--if-exists", "del-br", b)])
+        done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")
+    return done
