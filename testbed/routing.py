@@ -77,3 +77,24 @@ def ecmp_basis(mode: str, switch) -> int:
     if mode == "seeded":
         return (switch.dpid * 2654435761) & 0xFFFFFFFF   # Knuth's multiplicative hash spreads DPIDs
     raise ValueError(f"unknown ECMP mode {mode!r}; choose from {', '.join(ECMP_MODES)}")
+
+
+def path_links(fabric: Fabric, src, dst) -> list:
+    """Every Link on a shortest path from NIC `src` to NIC `dst` (host links included)."""
+    routes = {r.switch: r for r in routes_to(fabric, dst.ip, dst.mac, fabric.attachments(dst))}
+    by_port = {(l.b, l.b_port): l for l in fabric.links}
+    by_port.update({(l.a, l.a_port): l for l in fabric.switch_links()})
+    links = [by_port[a] for a in fabric.attachments(src)]
+    frontier = {sw for sw, _ in fabric.attachments(src)}
+    seen = set()
+    while frontier:
+        sw = frontier.pop()
+        if sw in seen or sw not in routes:
+            continue
+        seen.add(sw)
+        for port in routes[sw].ports:
+            link = by_port[(sw, port)]
+            links.append(link)
+            if not routes[sw].deliver_mac:
+                frontier.add(link.b if link.a == sw else link.a)
+    return links

@@ -1,0 +1,121 @@
+"""Traffic on a running emulation: iperf3 flows with chosen 5-tuples, and pings.
+
+Servers are started in the destination host's namespace and waited for by polling its listening
+sockets; every PID is recorded in the run state so `clean` can end it. Results come from iperf3's
+own JSON.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from testbed import sh
+from testbed.build import Emulation, wait_for
+from testbed.errors import TestbedError
+from testbed.topo.model import Nic
+
+IPERF_MARKER = "iperf3"
+
+
+@dataclass(frozen=True)
+class Flow:
+    src: Nic
+    dst: Nic
+    dport: int = 5201
+    sport: int | None = None      # pin the client port to choose the 5-tuple
+    proto: str = "tcp"
+    parallel: int = 1             # iperf3 -P: several connections, consecutive source ports
+
+
+def _background(node, command: str) -> int:
+    out = node.cmd(f"{command} >/dev/null 2>&1 & echo $!")
+    return int(out.strip().split()[-1])
+
+
+def start_server(emu: Emulation, nic: Nic, port: int) -> int:
+    """An iperf3 server bound to `nic` on `port`, ready when this returns; its PID."""
+    node = emu.net[nic.host]
+    pid = _background(node, f"iperf3 -s -1 -B {nic.ip} -p {port}")
+    emu.state.add("pids", [pid, IPERF_MARKER])
+    wait_for(f"iperf3 server on {nic.ip}:{port}",
+             lambda: f"{nic.ip}:{port} " in node.cmd(f"ss -Hltn sport = :{port}"), 10)
+    return pid
+
+
+def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5) -> str:
+    cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
+           f"-i {interval} -P {flow.parallel}")
+    if flow.sport:
+        cmd += f" --cport {flow.sport}"
+    if flow.proto == "udp":
+        cmd += " -u"
+    if rate_mbit:
+        cmd += f" -b {rate_mbit}M"
+    return cmd
+
+
+def start_client(emu: Emulation, flow: Flow, seconds: float, out: str, **kw) -> int:
+    """Start a client writing its JSON to `out` (a path); returns its PID."""
+    node = emu.net[flow.src.host]
+    pid = int(node.cmd(f"{client_command(flow, seconds, **kw)} > {out} 2>&1 & echo $!").split()[-1])
+    emu.state.add("pids", [pid, IPERF_MARKER])
+    return pid
+
+
+def wait_client(emu: Emulation, flow: Flow, pid: int, out: str, timeout: float) -> dict:
+    node = emu.net[flow.src.host]
+    wait_for(f"iperf3 client {flow.src.ip} -> {flow.dst.ip}",
+             lambda: not node.cmd(f"kill -0 {pid} 2>/dev/null && echo alive").strip(), timeout, 0.1)
+    text = node.cmd(f"cat {out}; rm -f {out}")
+    try:
+        result = json.loads(text)
+    except ValueError:
+        raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip} gave no JSON:\n{text[-2000:]}")
+    if "error" in result:
+        raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip}: {result['error']}")
+    return result
+
+
+def received_mbps(result: dict) -> float:
+    end = result["end"]
+    summary = end.get("sum_received") or end.get("sum")
+    return summary["bits_per_second"] / 1e6
+
+
+def run_flows(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[dict]:
+    """Run `flows` concurrently for `seconds`; iperf3's JSON result for each."""
+    for flow in flows:
+        start_server(emu, flow.dst, flow.dport)
+    started = [(flow, start_client(emu, flow, seconds, f"/tmp/hpn-{emu.run_id}-{i}.json", **kw),
+                f"/tmp/hpn-{emu.run_id}-{i}.json") for i, flow in enumerate(flows)]
+    return [wait_client(emu, flow, pid, out, seconds + 15) for flow, pid, out in started]
+
+
+def ping_all(emu: Emulation, pairs: list[tuple[Nic, Nic]], count: int = 1) -> dict[tuple[str, str], bool]:
+    """Ping every (src, dst) pair, each source host's pings in parallel; True where a reply came."""
+    by_host: dict[str, list[tuple[Nic, Nic]]] = {}
+    for src, dst in pairs:
+        by_host.setdefault(src.host, []).append((src, dst))
+    result = {}
+    for host, items in by_host.items():
+        script = " ".join(f"(ping -q -n -c {count} -W 2 -I {s.ip} {d.ip} >/dev/null && echo OK {s.ip} {d.ip} "
+                          f"|| echo NO {s.ip} {d.ip}) &" for s, d in items) + " wait"
+        for line in emu.net[host].cmd(script).splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[0] in ("OK", "NO"):
+                result[(parts[1], parts[2])] = parts[0] == "OK"
+    return result
+
+
+def port_tx_bytes(emu: Emulation, host: str, ports: tuple[str, ...]) -> dict[str, int]:
+    out = emu.net[host].cmd(" ; ".join(f"cat /sys/class/net/{p}/statistics/tx_bytes" for p in ports))
+    return dict(zip(ports, (int(x) for x in out.split())))
+
+
+def kill_quietly(emu: Emulation, pids: list[int]) -> None:
+    from testbed.runstate import kill_pid
+    for pid in pids:
+        kill_pid(pid, IPERF_MARKER)
+
+
+__all__ = ["Flow", "start_server", "run_flows", "ping_all", "received_mbps", "port_tx_bytes", "sh"]
