@@ -11,6 +11,7 @@ holds its routes. Every exit path, Ctrl-C included, tears it all down.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from testbed import hostnet, runstate, sh, system
 from testbed.errors import ParamError, TestbedError
 from testbed.topo.model import Fabric
 
+_RUN_NUMBERS = itertools.count(1)
 PROJECT = Path(__file__).resolve().parent.parent
 QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
                           # does not cap the queue before the qdisc does (platform.md)
@@ -77,7 +79,7 @@ class Emulation:
     def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None):
         self.fabric = fabric
         self.options = options or Options()
-        self.run_id = run_id or f"hpn{os.getpid()}"
+        self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
         self.datapath = self.options.datapath or system.datapath()
         self.bond = self.options.bond or system.bond_backend()
         self.state = runstate.RunState(self.run_id)

@@ -7,6 +7,7 @@ heard the NIC delivers it, every other switch forwards on the ports that lie on 
 """
 from __future__ import annotations
 
+import zlib
 from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
@@ -75,7 +76,7 @@ def ecmp_basis(mode: str, switch) -> int:
     if mode == "polarized":
         return 0
     if mode == "seeded":
-        return (switch.dpid * 2654435761) & 0xFFFFFFFF   # Knuth's multiplicative hash spreads DPIDs
+        return zlib.crc32(switch.dpid.to_bytes(8, "big"))
     raise ValueError(f"unknown ECMP mode {mode!r}; choose from {', '.join(ECMP_MODES)}")
 
 

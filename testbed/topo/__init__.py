@@ -14,11 +14,14 @@ FAMILIES = {
 }
 
 
-def make_fabric(family: str, settings=None) -> Fabric:
-    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated."""
+def make_fabric(family: str, settings=None, emulated: bool = True) -> Fabric:
+    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated.
+
+    emulated=False skips the limits only Mininet has (interface names), for paper-scale budgets.
+    """
     if family not in FAMILIES:
         raise ParamError(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
     cls, build = FAMILIES[family]
     fabric = build(make_params(cls, settings))
-    fabric.validate()
+    fabric.validate(emulated)
     return fabric

@@ -94,9 +94,10 @@ def build(p: HpnParams) -> Fabric:
                     fab.connect(tor.name, agg, p.uplink_gbps)
     if p.pods > 1:
         cores = [fab.add_switch(f"c{i}", "core", (i,)) for i in range(p.cores)]
-        aggs = [s.name for s in fab.switches.values() if s.role == "agg"]
-        for agg in aggs:
-            down = sum(l.gbps for l in fab.links if l.b == agg)
+        down = {s.name: 0.0 for s in fab.switches.values() if s.role == "agg"}
+        for l in fab.switch_links():
+            down[l.b] = down.get(l.b, 0.0) + l.gbps
+        for agg in [s for s in fab.switches if fab.switches[s].role == "agg"]:
             for core in cores:   # the core oversubscription sets the rate of each uplink
-                fab.connect(agg, core, down / p.core_oversubscription / p.cores)
+                fab.connect(agg, core, down[agg] / p.core_oversubscription / p.cores)
     return fab

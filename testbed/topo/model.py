@@ -196,21 +196,20 @@ class Fabric:
 
     def summary(self) -> dict:
         """Counts per tier and oversubscription per tier, for `topo show`."""
+        down: dict[str, float] = defaultdict(float)
+        up: dict[str, float] = defaultdict(float)
+        for l in self.links:   # one pass: summaries of paper-scale fabrics stay fast
+            down[l.b] += l.gbps
+            up[l.a] += l.gbps
         tiers: dict[str, dict] = {}
         for role in dict.fromkeys(s.role for s in self.switches.values()):
-            members = [s for s in self.switches.values() if s.role == role]
-            down = up = 0.0
-            for s in members:
-                for l in self.links:
-                    if l.b == s.name:
-                        down += l.gbps
-                    elif l.a == s.name:
-                        up += l.gbps
+            members = [s.name for s in self.switches.values() if s.role == role]
+            d, u = sum(down[m] for m in members), sum(up[m] for m in members)
             tiers[role] = {
                 "switches": len(members),
-                "ports_per_switch": max(self.ports_of(s.name) for s in members),
-                "down_gbps": down, "up_gbps": up,
-                "oversubscription": round(down / up, 3) if up else None,
+                "ports_per_switch": max(self.ports_of(m) for m in members),
+                "down_gbps": d, "up_gbps": u,
+                "oversubscription": round(d / u, 3) if u else None,
             }
         nics = self.nics()
         return {
@@ -224,15 +223,15 @@ class Fabric:
             "tiers": tiers,
         }
 
-    def validate(self) -> None:
-        """Checks every family shares: radix and interface-name length."""
+    def validate(self, emulated: bool = True) -> None:
+        """Checks every family shares: the radix, and (to be emulated) interface-name length."""
         radix = getattr(self.params, "radix")
         for name in self.switches:
             if self.ports_of(name) > radix:
                 raise ParamError(
                     f"radix={radix}: switch {name} ({self.switches[name].role}) needs "
                     f"{self.ports_of(name)} ports; raise radix or reduce the fan-out")
-        for l in self.links:
+        for l in self.links if emulated else ():
             for intf in (l.a_intf, l.b_intf):
                 if len(intf) > IFNAMSIZ:
                     raise ParamError(f"interface name {intf!r} is longer than {IFNAMSIZ} "

@@ -1,19 +1,16 @@
 """Unit tests for controller/ofp15.py (no root, no OVS needed)."""
 import struct
-import sys
-from pathlib import Path
 
 import pytest
 
 # Let plain `pytest` find the `controller` package (drop once pytest's
 # pythonpath is configured for the repo root).
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from os_ken.ofproto import ofproto_parser  # noqa: E402
-from os_ken.ofproto import ofproto_v1_5 as ofp  # noqa: E402
-from os_ken.ofproto import ofproto_v1_5_parser as parser  # noqa: E402
+from os_ken.ofproto import ofproto_parser
+from os_ken.ofproto import ofproto_v1_5 as ofp
+from os_ken.ofproto import ofproto_v1_5_parser as parser
 
-from controller import ofp15  # noqa: E402
+from controller import ofp15
 
 FIVE_TUPLE = ['ip_src', 'ip_dst', 'nw_proto', 'tcp_src', 'tcp_dst']
 

@@ -1,0 +1,228 @@
+"""hpn-testbed: the command line.
+
+Bad input becomes one clear line and exit status 2, before anything is created; a run-time
+failure exits 1; SIGTERM and Ctrl-C tear down whatever was built.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from testbed.errors import ParamError, TestbedError
+
+FAMILY_HELP = "hpn | mpft | mrft | clos3"
+
+
+def _console():
+    from rich.console import Console
+    return Console()
+
+
+def _table(title, columns, rows):
+    from rich.table import Table
+    table = Table(title=title)
+    for c in columns:
+        table.add_column(c)
+    for r in rows:
+        table.add_row(*[str(x) for x in r])
+    return table
+
+
+def _print_json(data) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+# ---- doctor ----
+def cmd_doctor(args) -> int:
+    from testbed import system
+    feats = system.features()
+    report = {
+        "features": feats,
+        "paths": {"ovs_datapath": system.datapath(), "host_bond": system.bond_backend(),
+                  "one_way_fault": system.one_way_fault_backend(),
+                  "impairments": "netem" if feats["netem"] else "none (no sch_netem)"},
+        "versions": system.versions(),
+        "ovs_running": system.ovs_running(),
+    }
+    missing = [name for name, ok in (("Open vSwitch (ovs-vsctl)", report["versions"]["ovs"]),
+                                     ("Mininet", report["versions"]["mininet"]),
+                                     ("os-ken", report["versions"]["os_ken"]),
+                                     ("iperf3", report["versions"]["iperf3"]),
+                                     ("HTB (sch_htb)", feats["htb"]),
+                                     ("multipath routes or bonding",
+                                      feats["multipath_routes"] or feats["bonding"])) if not ok]
+    if not report["ovs_running"]:
+        missing.append("a running Open vSwitch (run `make setup` or ovs-ctl start)")
+    report["missing"] = missing
+    if args.json:
+        _print_json(report)
+    else:
+        con = _console()
+        con.print(_table("kernel and tools", ["feature", "here"],
+                         [(k, "yes" if v else "no") for k, v in feats.items()]))
+        con.print(_table("paths this machine takes", ["part", "path"], report["paths"].items()))
+        con.print(_table("versions", ["component", "version"],
+                         [(k, v or "missing") for k, v in report["versions"].items()]))
+        for m in missing:
+            con.print(f"[red]missing:[/red] {m}")
+    return 1 if missing else 0
+
+
+# ---- topo ----
+def cmd_topo_budget(args) -> int:
+    from testbed.topo import budget
+    data = budget.budget(args.family, args.preset)
+    if args.json:
+        _print_json(data)
+    else:
+        _console().print(budget.render(data))
+    return 0
+
+
+def cmd_topo_show(args) -> int:
+    from testbed.topo import make_fabric
+    fab = make_fabric(args.family, args.set)
+    summary = fab.summary()
+    nics = fab.nics()
+    far = max(nics, key=lambda n: (n.host != nics[0].host, fab.equal_cost_paths(nics[0], n)))
+    summary["equal_cost_paths"] = {"src": nics[0].name, "dst": far.name,
+                                   "paths": fab.equal_cost_paths(nics[0], far)}
+    if args.png:
+        from testbed.topo import draw
+        draw.draw(fab, args.png)
+        summary["png"] = args.png
+    if args.json:
+        _print_json(summary)
+        return 0
+    con = _console()
+    con.print(f"[bold]{fab.family}[/bold]: {summary['hosts']} hosts, {summary['nics']} NICs, "
+              f"{summary['host_ports']} host ports, {summary['switches']} switches, "
+              f"{summary['links']['host']} host links + {summary['links']['switch']} switch links")
+    con.print(_table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversubscription"],
+                     [(r, t["switches"], t["ports_per_switch"], t["down_gbps"], t["up_gbps"],
+                       f"{t['oversubscription']}:1" if t["oversubscription"] else "-")
+                      for r, t in summary["tiers"].items()]))
+    e = summary["equal_cost_paths"]
+    con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
+    if args.png:
+        con.print(f"picture: {args.png}")
+    return 0
+
+
+# ---- up / clean ----
+def _routing(args) -> dict:
+    routing = {}
+    if getattr(args, "ecmp", None):
+        routing["ecmp"] = args.ecmp
+    return routing
+
+
+def cmd_up(args) -> int:
+    from testbed import checks
+    from testbed.build import Emulation, Options
+    from testbed.topo import make_fabric
+    fab = make_fabric(args.family, args.set)      # validated before anything is created
+    with Emulation(fab, Options(routing=_routing(args))) as emu:
+        info = emu.describe()
+        results = []
+        if args.check:
+            results = checks.run_all(emu)
+            info["checks"] = [c.__dict__ for c in results]
+        if args.json:
+            _print_json(info)
+        else:
+            con = _console()
+            con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
+                      f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
+                      f"[cyan]{emu.datapath}[/cyan], host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+            if results:
+                con.print(_table("checks", ["check", "result", "detail"],
+                                 [(c.name, "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
+                                   c.detail) for c in results]))
+        if args.cli:
+            from mininet.cli import CLI
+            CLI(emu.net)
+        elif not args.check:
+            print("up; press Ctrl-C to tear down", file=sys.stderr)
+            signal.pause()
+    return 0 if all(c.passed for c in results) else 1
+
+
+def cmd_clean(args) -> int:
+    from testbed import runstate
+    done = runstate.clean(include_live=args.all)
+    for line in done:
+        print(line)
+    if not done:
+        print("nothing to clean")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hpn-testbed", description=(
+        "Emulate the networks that train large language models (Alibaba HPN, DeepSeek MPFT/MRFT, "
+        "a three-tier Clos) on Mininet and Open vSwitch with an os-ken controller."))
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("doctor", help="what this machine offers and which path each part takes")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_doctor)
+
+    t = sub.add_parser("topo", help="the fabric model: port budgets and pictures, nothing built")
+    tsub = t.add_subparsers(dest="topo_command", required=True)
+    b = tsub.add_parser("budget", help="full-scale port budgets (claims B1-B4)")
+    b.add_argument("family", choices=["hpn", "mpft"])
+    b.add_argument("--preset", default="paper", choices=["paper"])
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_topo_budget)
+    s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")
+    _fabric_args(s)
+    s.add_argument("--png", metavar="FILE", help="draw the fabric to FILE")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_topo_show)
+
+    u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
+    _fabric_args(u)
+    u.add_argument("--ecmp", choices=["polarized", "seeded"], help="select-group hashing (default seeded)")
+    u.add_argument("--cli", action="store_true", help="drop into the Mininet CLI")
+    u.add_argument("--check", action="store_true",
+                   help="run the bring-up checks, print a summary, tear down; exit 0 only if all pass")
+    u.add_argument("--json", action="store_true")
+    u.set_defaults(func=cmd_up)
+
+    c = sub.add_parser("clean", help="remove what earlier testbed runs left behind (only that)")
+    c.add_argument("--all", action="store_true", help="also runs whose process is still alive")
+    c.set_defaults(func=cmd_clean)
+    return p
+
+
+def _fabric_args(parser) -> None:
+    parser.add_argument("family", help=FAMILY_HELP)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a model parameter (repeatable), e.g. --set hosts=4")
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt   # unwinds through the context managers, which tear down
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return args.func(args)
+    except ParamError as e:
+        print(f"hpn-testbed: {e}", file=sys.stderr)
+        return e.exit_status
+    except TestbedError as e:
+        print(f"hpn-testbed: {e}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        print("hpn-testbed: interrupted; cleaned up", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Every family at its default size on real OVS with the real controller."""
+import pytest
+
+from testbed import checks, traffic
+
+pytestmark = pytest.mark.integration
+FAMILIES = ["hpn", "mpft", "mrft", "clos3"]
+
+
+def explain(emu, check):
+    return f"{check.detail}\n{emu.controller_log()}\n{emu.dump_flows()}"
+
+
+@pytest.mark.parametrize("family_up", FAMILIES, indirect=True)
+def test_all_pairs_reachable(family_up):
+    check = checks.reachability(family_up)
+    assert check.passed, explain(family_up, check)
+    if family_up.fabric.family in ("hpn", "mrft"):
+        assert check.figures["cross_rail"] > 0   # these fabrics join rails above tier 1
+
+
+@pytest.mark.parametrize("family_up", ["mpft"], indirect=True)
+def test_mpft_planes_are_isolated(family_up):
+    emu = family_up
+    a = emu.fabric.nic("g0h0-n0")
+    b = emu.fabric.nic("g1h0-n1")           # another plane: no path in the model ...
+    assert not emu.fabric.reachable(a, b)
+    assert traffic.ping_all(emu, [(a, b)]) == {(a.ip, b.ip): False}   # ... and none on the wire
+
+
+@pytest.mark.parametrize("family_up", FAMILIES, indirect=True)
+def test_tcp_across_top_tier_reaches_80_percent(family_up):
+    check = checks.top_tier_tcp(family_up)
+    assert check.passed, explain(family_up, check)
+
+
+@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
+def test_dual_ported_nic_spreads_flows_over_both_ports(family_up):
+    emu = family_up
+    check = checks.bond_spreading(emu)
+    assert check.passed, explain(emu, check)
+    assert len(check.figures["share"]) == 2

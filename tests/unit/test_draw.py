@@ -1,0 +1,52 @@
+"""draw(): a PNG per family at default settings; refuses fabrics too large to read."""
+import time
+
+import pytest
+
+
+from testbed.errors import ParamError
+from testbed.topo import FAMILIES, make_fabric
+from testbed.topo.budget import PRESETS
+from testbed.topo.draw import MAX_NODES, draw
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """matplotlib's first import and font cache take a second or two: not draw()'s cost."""
+    draw(make_fabric("mpft"), tmp_path_factory.mktemp("warm") / "warm.png")
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_draws_default_fabric(family, tmp_path, warm):
+    path = tmp_path / f"{family}.png"
+    fabric = make_fabric(family)
+    start = time.perf_counter()
+    out = draw(fabric, path)
+    assert time.perf_counter() - start < 1.0     # ~0.15-0.3 s on the dev VM
+    assert out == path
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC) and len(data) > 10_000
+
+
+def test_single_tor_hpn(tmp_path):
+    path = draw(make_fabric("hpn", {"single_tor": True}), tmp_path / "single.png")
+    assert path.read_bytes().startswith(PNG_MAGIC)
+
+
+@pytest.mark.parametrize("family", ["hpn", "mpft"])
+def test_refuses_paper_preset(family, tmp_path):
+    settings = dict(PRESETS[family]["paper"], **({"pods": 1} if family == "hpn" else {}))
+    fabric = make_fabric(family, settings, emulated=False)
+    with pytest.raises(ParamError, match="too large to draw"):
+        draw(fabric, tmp_path / "big.png")
+    assert not (tmp_path / "big.png").exists()
+
+
+def test_limit_is_hosts_plus_switches(tmp_path):
+    # 2 pods x 1 segment x 150 hosts = 300 hosts, plus 18 switches: over the limit
+    fabric = make_fabric("hpn", {"hosts": 150, "radix": 256})
+    assert len(fabric.hosts) + len(fabric.switches) > MAX_NODES
+    with pytest.raises(ParamError):
+        draw(fabric, tmp_path / "x.png")
