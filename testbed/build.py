@@ -141,6 +141,11 @@ class Emulation:
         if self.net is not None:
             net, self.net = self.net, None
             try:
+                # one `ip -batch` for every link instead of Mininet's one shell round trip each
+                # (deleting one end of a veth deletes the pair)
+                sh.run("ip -batch - 2>/dev/null || true", check=False,
+                       input="".join(f"link del {i}\n" for i in self.root_intfs()))
+                net.links = []
                 net.stop()
             except Exception as e:   # go on: runstate.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
@@ -266,7 +271,10 @@ class Emulation:
         """Read the switches themselves: does each hold the routes the controller says it sent?"""
         per_switch = self.status().get("routes_per_switch", {})
         for sw in self.fabric.switches:
-            flows = self.ofctl("dump-aggregate", sw)
+            try:
+                flows = self.ofctl("dump-aggregate", sw)
+            except TestbedError:   # a bridge still being configured: ask again on the next poll
+                return False
             count = int(flows.split("flow_count=")[1].split()[0])
             if count < per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
                 return False

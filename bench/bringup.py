@@ -1,0 +1,86 @@
+"""Bring-up + teardown of the default HPN against stock Mininet building the same counts.
+
+    sudo .venv/bin/python bench/bringup.py [--family hpn] [--rounds 3]
+
+Stock: Mininet's own Topo with the same switches, hosts and links, OVSBridge (no controller),
+on the same datapath. Ours adds the controller, host bonding, link shaping, GARP learning and
+waiting until every switch holds its routes. Prints medians and the ratio ours / stock
+(target <= 1.0) and where our time goes.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from testbed import system
+from testbed.build import Emulation
+from testbed.topo import make_fabric
+
+
+def stock(fabric) -> float:
+    from mininet.link import Link
+    from mininet.log import setLogLevel
+    from mininet.net import Mininet
+    from mininet.node import OVSBridge
+    from mininet.topo import Topo
+
+    class Same(Topo):
+        def build(self):
+            for sw in fabric.switches.values():
+                self.addSwitch(f"b{len(self.switches())}", dpid="%016x" % sw.dpid)
+            names = {sw: f"b{i}" for i, sw in enumerate(fabric.switches)}
+            for i, h in enumerate(fabric.hosts):
+                names[h] = self.addHost(f"x{i}")
+            for l in fabric.links:
+                self.addLink(names[l.a], names[l.b])
+
+    setLogLevel("error")
+    t0 = time.monotonic()
+    dp = "user" if system.datapath() == "netdev" else "kernel"
+    net = Mininet(topo=Same(), switch=lambda name, **kw: OVSBridge(name, datapath=dp, **kw),
+                  controller=None, link=Link, autoSetMacs=True, waitConnected=False)
+    net.start()
+    net.stop()
+    return time.monotonic() - t0
+
+
+def ours(fabric) -> tuple[float, dict]:
+    t0 = time.monotonic()
+    with Emulation(fabric) as emu:
+        timings = dict(emu.timings)
+        up = time.monotonic() - t0
+    total = time.monotonic() - t0
+    timings["teardown"] = total - up
+    return total, timings
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--family", default="hpn")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    fabric = make_fabric(args.family)
+    base, mine, parts = [], [], []
+    for _ in range(args.rounds):   # interleaved, so drift on the machine hits both alike
+        base.append(stock(fabric))
+        t, timing = ours(fabric)
+        mine.append(t)
+        parts.append(timing)
+    b, m = statistics.median(base), statistics.median(mine)
+    print(f"{args.family}: {len(fabric.switches)} switches, {len(fabric.hosts)} hosts, "
+          f"{len(fabric.links)} links, datapath {system.datapath()}, {args.rounds} rounds")
+    print(f"stock Mininet (OVSBridge, no controller): {b:.2f} s")
+    print(f"hpn-testbed up + teardown:              {m:.2f} s")
+    print(f"ratio ours/stock: {m / b:.2f}  (target <= 1.0)")
+    steps = {k: statistics.median(p[k] for p in parts) for k in parts[0]}
+    prev, shares = 0.0, []
+    for k in ("controller", "network", "hosts", "ready"):   # cumulative marks -> per-step times
+        shares.append((k, steps[k] - prev))
+        prev = steps[k]
+    shares.append(("teardown", steps["teardown"]))
+    print("where our time goes: " + ", ".join(f"{k} {v:.2f} s" for k, v in shares))
+
+
+if __name__ == "__main__":
+    main()
