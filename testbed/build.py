@@ -205,6 +205,8 @@ class Emulation:
         net.controllers.append(ControllerRef(self.port))
         net.build()
         self.state.add("pids", *[[h.pid, "mininet:"] for h in net.hosts + net.switches])
+        self.state.data["hosts"] = {h.name: h.pid for h in net.hosts}   # for `trace --fabric RUN`
+        self.state.save()
         net.start()
 
     def configure_hosts(self) -> None:

@@ -150,6 +150,33 @@ def cmd_up(args) -> int:
     return 0 if all(c.passed for c in results) else 1
 
 
+def cmd_trace(args) -> int:
+    from testbed import runstate, sh
+    from testbed.topo import make_fabric
+    from testbed.trace import trace
+    states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
+    if args.fabric not in states:
+        raise ParamError(f"no running fabric {args.fabric!r}; running: {', '.join(states) or 'none'}")
+    state = states[args.fabric]
+    spec = json.loads((state.dir / "spec.json").read_text())
+    fab = make_fabric(spec["family"], spec["params"])
+    src, dst = fab.nic(args.src), fab.nic(args.dst)
+    pids = state.data["hosts"]
+
+    def host_cmd(host, cmd):
+        return sh.run(["nsenter", "-t", str(pids[host]), "-n", "sh", "-c", cmd], check=False)
+    hops = trace(fab, host_cmd, src, dst, args.proto, args.sport, args.dport)
+    if args.json:
+        _print_json({"src": src.ip, "dst": dst.ip, "proto": args.proto, "sport": args.sport,
+                     "dport": args.dport, "hops": [h.__dict__ for h in hops]})
+    else:
+        _console().print(_table(f"{src.ip}:{args.sport} -> {dst.ip}:{args.dport} {args.proto}",
+                                ["hop", "switch", "in port", "out port"],
+                                [(i + 1, h.switch, h.in_port, h.out_port if h.out_port else "drop")
+                                 for i, h in enumerate(hops)]))
+    return 0 if hops and hops[-1].out_port else 1
+
+
 def cmd_clean(args) -> int:
     from testbed import runstate
     done = runstate.clean(include_live=args.all)
@@ -191,6 +218,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run the bring-up checks, print a summary, tear down; exit 0 only if all pass")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
+
+    tr = sub.add_parser("trace", help="the hop-by-hop path of a 5-tuple, read from the switches")
+    tr.add_argument("--fabric", required=True, metavar="RUN", help="a running fabric's run id (see `up`)")
+    tr.add_argument("src", help="source NIC: IP, NIC name (host-nI) or host")
+    tr.add_argument("dst", help="destination NIC")
+    tr.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
+    tr.add_argument("--sport", type=int, default=40000)
+    tr.add_argument("--dport", type=int, default=5201)
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(func=cmd_trace)
 
     c = sub.add_parser("clean", help="remove what earlier testbed runs left behind (only that)")
     c.add_argument("--all", action="store_true", help="also runs whose process is still alive")
