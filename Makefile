@@ -1,0 +1,80 @@
+# hpn-testbed. Run as root from a fresh clone:
+#   sudo make demo        install what is missing, then the tour of scenarios
+#   sudo make test        unit + integration tests, then the full-kernel tests
+#   sudo make test-fast   unit + integration tests only
+#   sudo make test-lane   the full-kernel tests only
+#   sudo make bench       every bench/*.py
+#   sudo make clean       remove whatever testbed runs left behind
+#
+# Variables (command line or environment):
+#   VENV      the project's venv (default: ./.venv), made by scripts/install.sh
+#   PYTEST_ARGS  extra pytest arguments, e.g. PYTEST_ARGS='-k hpn -x'
+#   HPN_LANE  where the full-kernel tests (tests/fullkernel, marker `fullkernel`) run:
+#     auto  (default) on this machine if its kernel has (or can load) openvswitch, bonding and
+#           sch_netem, as on a stock Debian/Ubuntu kernel (CI runners, Vagrant VMs); otherwise
+#           in the VM lane
+#     vm    always in the VM lane: tests/vm/run-lane boots a Debian kernel under QEMU
+#     host  always on this machine
+#     off   not at all
+#   Nothing happens while tests/fullkernel does not exist.
+
+VENV ?= $(CURDIR)/.venv
+HPN_LANE ?= auto
+PYTEST_ARGS ?=
+PYTEST = $(VENV)/bin/python -m pytest
+FULLKERNEL_MODULES = openvswitch bonding sch_netem
+
+.PHONY: setup demo test test-fast test-lane bench clean
+.DEFAULT_GOAL := setup
+
+setup:
+	@VENV='$(VENV)' bash scripts/install.sh
+
+demo: setup
+	$(VENV)/bin/hpn-testbed up hpn --check
+
+# unit + integration (pytest.ini: testpaths, -ra, no cache). Exit 5 (no tests ran) fails too.
+define run_tests
+	$(PYTEST) tests/unit tests/integration $(PYTEST_ARGS)
+endef
+
+# The full-kernel tests, where HPN_LANE says.
+define run_lane
+	@set -e; \
+	if [ ! -d tests/fullkernel ]; then echo "make: no tests/fullkernel, no full-kernel tests to run"; exit 0; fi; \
+	mode='$(HPN_LANE)'; \
+	if [ "$$mode" = auto ]; then \
+	  mode=host; \
+	  for m in $(FULLKERNEL_MODULES); do \
+	    [ -d /sys/module/$$m ] || modprobe -q $$m 2>/dev/null || { mode=vm; break; }; \
+	  done; \
+	  echo "make: HPN_LANE=auto: full-kernel tests run on the $$mode"; \
+	fi; \
+	case "$$mode" in \
+	  host) set -x; $(PYTEST) -m fullkernel tests/fullkernel -q $(PYTEST_ARGS) ;; \
+	  vm) set -x; tests/vm/run-lane -- $(VENV)/bin/python -m pytest -m fullkernel tests/fullkernel -q $(PYTEST_ARGS) ;; \
+	  off) echo "make: HPN_LANE=off, full-kernel tests not run" ;; \
+	  *) echo "make: HPN_LANE must be auto, vm, host or off (not '$$mode')" >&2; exit 2 ;; \
+	esac
+endef
+
+test: setup
+	$(run_tests)
+	$(run_lane)
+
+test-fast: setup
+	$(run_tests)
+
+test-lane: setup
+	$(run_lane)
+
+bench: setup
+	@set -e; found=; \
+	for f in bench/*.py; do \
+	  [ -f "$$f" ] || continue; found=1; \
+	  echo "== $$f"; $(VENV)/bin/python "$$f"; \
+	done; \
+	[ -n "$$found" ] || echo "make: no bench/*.py"
+
+clean: setup
+	$(VENV)/bin/hpn-testbed clean

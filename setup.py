@@ -1,0 +1,28 @@
+"""hpn-testbed: LLM-training data-center fabrics on Mininet + Open vSwitch with an os-ken controller.
+
+Mininet is not a pip dependency: Debian/Ubuntu ship it in the system Python
+(/usr/lib/python3/dist-packages), so scripts/install.sh makes the venv with
+--system-site-packages from /usr/bin/python3.
+"""
+from setuptools import find_packages, setup
+
+PACKAGES = ["testbed", "controller", "scenarios"]
+
+setup(
+    name="hpn-testbed",
+    version="0.1.0",
+    description="Emulated LLM-training data-center fabrics (HPN, multi-plane/multi-rail fat trees, "
+                "3-tier Clos) on Mininet + Open vSwitch with an os-ken controller",
+    python_requires=">=3.9",
+    packages=find_packages(include=PACKAGES + [p + ".*" for p in PACKAGES]),
+    install_requires=[
+        "os-ken>=4.0",   # 4.x: native-thread hub, no osken-manager (controller/launcher.py)
+        "scapy",
+        "pyroute2",
+        "iperf3",        # Python binding; needs libiperf0 from the iperf3 apt package
+        "rich",
+        "matplotlib",
+    ],
+    extras_require={"test": ["pytest>=7"]},   # pytest.ini uses `pythonpath`, new in 7.0
+    entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"]},
+)
