@@ -49,24 +49,10 @@ def test_dual_tor_link_failure_fails_over_through_the_bonding_driver(hpn):
     hpn.net[link.b].cmd(f"ip link set {link.b_intf} down")    # the ToR side of port 0
     try:
         def port0_down():
-            return re.search(rf"Slave Interface: {nic.ports[0]}\nMII Status: down", bond_info(hpn, nic))
+            return re.search(rf"Slave Interface: {nic.ports[0]}\s+MII Status: down", bond_info(hpn, nic))
         from testbed.build import wait_for
         wait_for("the bond to see port 0 down", port0_down, 10)
         results = traffic.ping_all(hpn, [(nic, p) for p in peers], count=3)
         assert all(results.values()), results
     finally:
         hpn.net[link.b].cmd(f"ip link set {link.b_intf} up")
-
-
-def test_netem_delay_shows_in_the_rtt():
-    with Emulation(make_fabric("clos3")) as emu:
-        fab = emu.fabric
-        a, b = fab.nic("p0e0h0"), fab.nic("p0e0h1")
-        def rtt():
-            out = emu.net[a.host].cmd(f"ping -n -q -c 5 -i 0.2 -I {a.ip} {b.ip}")
-            return float(re.search(r"= [\d.]+/([\d.]+)/", out).group(1))
-        base = rtt()
-        emu.net[a.host].cmd(f"tc qdisc add dev {a.ports[0]} parent 5:1 handle 20: netem delay 50ms "
-                            f"|| tc qdisc replace dev {a.ports[0]} parent 5:1 handle 10: netem delay 50ms")
-        delayed = rtt()
-        assert delayed - base > 40, (base, delayed)
