@@ -177,6 +177,51 @@ def cmd_trace(args) -> int:
     return 0 if hops and hops[-1].out_port else 1
 
 
+def cmd_list(args) -> int:
+    import scenarios
+    found = scenarios.all_scenarios()
+    rows = [(name, cls.claim, cls.title, "tour" if name in scenarios.TOUR else "")
+            for name, cls in found.items()]
+    if args.json:
+        _print_json([dict(zip(("name", "claim", "title", "tour"), r)) for r in rows])
+    else:
+        _console().print(_table("scenarios", ["name", "claim", "what it shows", ""], rows))
+    return 0
+
+
+def cmd_run(args) -> int:
+    from pathlib import Path
+
+    import scenarios
+    names = args.names or scenarios.TOUR
+    if not names:
+        raise ParamError("no scenarios yet")
+    chosen = [scenarios.get(n) for n in names]          # unknown names fail before anything runs
+    quick = args.quick or not args.names                 # the tour runs short versions
+    results = []
+    con = _console()
+    for scenario in chosen:
+        if not args.json:
+            con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}): {scenario.title}")
+        result = scenario.execute(Path(args.out), quick=quick)
+        results.append(result)
+        if not args.json:
+            con.print(f"  paper: {result.paper}\n  expected here: {result.expectation}\n"
+                      f"  measured: {result.measured}\n  verdict: {_styled(result.verdict)}")
+    if args.json:
+        from dataclasses import asdict
+        _print_json([asdict(r) for r in results])
+    elif len(results) > 1:
+        con.print(_table("hpn-testbed tour", ["claim", "paper", "scaled expectation", "measured", "verdict"],
+                         [(r.claim, r.paper, r.expectation, r.measured, _styled(r.verdict)) for r in results]))
+    return 0 if all(r.verdict == "reproduced" for r in results) else 1
+
+
+def _styled(verdict: str) -> str:
+    colour = {"reproduced": "green", "invalid": "yellow"}.get(verdict, "red")
+    return f"[{colour}]{verdict}[/{colour}]"
+
+
 def cmd_clean(args) -> int:
     from testbed import runstate
     done = runstate.clean(include_live=args.all)
@@ -228,6 +273,17 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--dport", type=int, default=5201)
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_trace)
+
+    ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+
+    r = sub.add_parser("run", help="run scenarios (needs root); with no NAME, the tour of headline claims")
+    r.add_argument("names", nargs="*", metavar="NAME", help="scenarios to run (see `list`)")
+    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
+    r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("clean", help="remove what earlier testbed runs left behind (only that)")
     c.add_argument("--all", action="store_true", help="also runs whose process is still alive")

@@ -1,0 +1,29 @@
+"""The scenarios: each reproduces a claim of the papers (../shared/claims.md) at small scale.
+
+A scenario module defines one Scenario subclass and is listed in MODULES; `hpn-testbed list`
+shows them, `hpn-testbed run NAME` runs one, `hpn-testbed run` runs the tour (TOUR, quick mode).
+"""
+from __future__ import annotations
+
+import importlib
+
+from testbed.errors import ParamError
+
+MODULES: list[str] = []   # module names under scenarios/, in the order `list` shows them
+TOUR: list[str] = []      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
+
+
+def all_scenarios() -> dict:
+    found = {}
+    for module in MODULES:
+        cls = importlib.import_module(f"scenarios.{module}").SCENARIO
+        found[cls.name] = cls
+    return found
+
+
+def get(name: str):
+    scenarios = all_scenarios()
+    if name not in scenarios:
+        raise ParamError(f"no scenario {name!r}; `hpn-testbed list` names them: "
+                         f"{', '.join(scenarios) or 'none yet'}")
+    return scenarios[name]()
