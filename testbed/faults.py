@@ -85,8 +85,8 @@ class Faults:
         backend = system.one_way_fault_backend()
         if backend == "nft-egress":
             table = f"hpn_{self.emu.run_id.replace('-', '_')}_{next(_TABLE_NUMBERS)}"
-            rules = (f"table netdev {table} {{ chain drop {{ type filter hook egress device "
-                     f"\"{intf}\" priority 0; policy drop; }}; }}")
+            rules = (f"table netdev {table} {{ chain oneway {{ type filter hook egress device "
+                     f"\"{intf}\" priority 0; drop; }}; }}")
             self._run(owner, f"nft -f - <<'EOF'\n{rules}\nEOF")
             if owner in self.emu.fabric.switches:   # root namespace: `clean` must know it
                 self.emu.state.add("nft_tables", f"netdev {table}")
