@@ -1,0 +1,46 @@
+"""`hpn-testbed clean` after a run that could not clean up (SIGKILL): all of it goes, nothing else."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from testbed import runstate, sh
+from testbed.build import wait_for
+
+pytestmark = pytest.mark.integration
+FOREIGN = "hpntestforeign0"   # a bridge this test makes itself, standing in for the user's own
+
+
+def test_clean_removes_a_killed_run_and_only_that():
+    sh.run(["ovs-vsctl", "--may-exist", "add-br", FOREIGN, "--", "set", "bridge", FOREIGN,
+            "datapath_type=netdev"])
+    proc = subprocess.Popen([sys.executable, "-m", "testbed", "up", "mrft"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # wait until the run is fully up (it says so on stderr), then kill it without mercy
+        for line in proc.stdout:
+            if "press Ctrl-C" in line:
+                break
+        [state] = [s for s in runstate.runs() if s.data["owner"] == proc.pid]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        left_pids = [p for p, m in state.data["pids"] if runstate._owns(p, m)]
+        assert left_pids, "a killed run leaves its controller and node shells behind"
+        assert runstate.tagged_bridges(state.run_id)
+
+        out = subprocess.run([sys.executable, "-m", "testbed", "clean"], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        wait_for("the killed run's processes to end",
+                 lambda: not any(runstate._owns(p, m) for p, m in state.data["pids"]), 10)
+        assert not runstate.tagged_bridges(state.run_id)
+        names = set(os.listdir("/sys/class/net"))
+        assert not [i for i in state.data["root_intfs"] if i in names]
+        assert not state.dir.exists()
+        assert FOREIGN in runstate.all_bridges()      # not ours: untouched
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        sh.run(["ovs-vsctl", "--if-exists", "del-br", FOREIGN])
