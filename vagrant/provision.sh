@@ -19,5 +19,5 @@ cat <<MSG
 hpn-testbed is installed (venv $VENV, Open vSwitch running). Run the demo with:
   vagrant ssh
   cd $SRC && sudo make demo VENV=$VENV
-or simply: sudo hpn-testbed demo. Tests: cd $SRC && sudo make test VENV=$VENV
+Or run anything: sudo hpn-testbed --help. Tests: cd $SRC && sudo make test VENV=$VENV
 MSG
