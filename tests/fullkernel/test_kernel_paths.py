@@ -3,12 +3,13 @@
 On a kernel without the modules these run inside tests/vm/run-lane. They fail, not skip, if the
 testbed silently fell back to its userspace paths.
 """
+import os
 import re
 
 import pytest
 
-from testbed import checks, system, traffic
-from testbed.build import Emulation
+from testbed import checks, sh, system, traffic
+from testbed.build import Emulation, shaping_lines, wait_for
 from testbed.topo import make_fabric
 
 pytestmark = pytest.mark.fullkernel
@@ -22,7 +23,13 @@ def test_doctor_reports_the_kernel_paths():
 
 @pytest.fixture(scope="module")
 def hpn():
-    with Emulation(make_fabric("hpn")) as emu:
+    """The default HPN, on the kernel paths or not at all (checked before the ~1 min bring-up)."""
+    emu = Emulation(make_fabric("hpn"))
+    assert (emu.datapath, emu.bond) == ("system", "bonding"), (
+        f"fell back to datapath={emu.datapath}, bond={emu.bond} "
+        f"(HPN_DATAPATH={os.environ.get('HPN_DATAPATH')}, HPN_BOND={os.environ.get('HPN_BOND')}, "
+        f"features={system.features()})")
+    with emu:
         yield emu
 
 
@@ -41,6 +48,55 @@ def test_hpn_comes_up_on_the_kernel_datapath_with_linux_bonds(hpn):
     assert check.passed, check.detail
 
 
+NETEM_MS = 50
+
+
+def ping_rtt(emu, src, dst, ident: int, count: int = 5) -> tuple[float, float]:
+    """(min, avg) RTT in ms of `count` pings from NIC src to NIC dst. A fixed ICMP identifier
+    keeps every run the same flow, so the bond's layer3+4 hash sends it out of the same port."""
+    out = sh.node_cmd(emu.net[src.host],
+                      f"ping -n -q -c {count} -i 0.2 -W 3 -e {ident} -I {src.ip} {dst.ip}")
+    m = re.search(r"= ([\d.]+)/([\d.]+)/", out)
+    assert m, out
+    return float(m.group(1)), float(m.group(2))
+
+
+def tx_packets(emu, host: str, ports) -> dict[str, int]:
+    return {p: int(emu.net[host].cmd(f"cat /sys/class/net/{p}/statistics/tx_packets")) for p in ports}
+
+
+def test_netem_delay_on_one_link_shows_in_the_rtt(hpn):
+    """Replace the bfifo leaf (handle 10: under HTB class 5:1, see build.shaping_lines) of the
+    one host port a ping flow leaves by with netem, and see the delay in that flow's RTT.
+    `tc qdisc replace ... handle 10: netem` would fail (a qdisc's kind cannot change under the
+    same handle): delete, then add; sh.node_cmd raises if either fails."""
+    fab = hpn.fabric
+    src, dst = fab.nic("p0s0h0-n0"), fab.nic("p1s0h1-n0")
+    ident = 4242
+    before = tx_packets(hpn, src.host, src.ports)
+    _, base = ping_rtt(hpn, src, dst, ident)
+    after = tx_packets(hpn, src.host, src.ports)
+    port = max(src.ports, key=lambda p: after[p] - before[p])     # the bond port this flow uses
+    assert after[port] - before[port] >= 5, (before, after)
+    link = next(l for l in fab.host_links() if l.a_intf == port)
+    bfifo = shaping_lines(port, link.gbps * fab.params.scale, hpn.options.queue_bytes)[2]
+    node = hpn.net[src.host]
+    sh.node_cmd(node, f"tc qdisc del dev {port} parent 5:1 handle 10:\n"
+                      f"tc qdisc add dev {port} parent 5:1 handle 10: netem delay {NETEM_MS}ms")
+    try:
+        shown = sh.node_cmd(node, f"tc qdisc show dev {port}")
+        assert "qdisc netem 10: parent 5:1" in shown and f"delay {NETEM_MS}ms" in shown, shown
+        low, avg = ping_rtt(hpn, src, dst, ident)
+        assert low >= NETEM_MS, f"min RTT {low} ms with {NETEM_MS} ms netem on {port} (base {base} ms)"
+        assert avg < base + NETEM_MS + 100, f"avg RTT {avg} ms, base {base} ms: delayed more than once?"
+    finally:
+        sh.node_cmd(node, f"tc qdisc del dev {port} parent 5:1 handle 10:\ntc {bfifo}")
+    shown = sh.node_cmd(node, f"tc qdisc show dev {port}")
+    assert "qdisc bfifo 10: parent 5:1" in shown, shown
+    _, avg = ping_rtt(hpn, src, dst, ident, count=3)
+    assert avg < NETEM_MS, f"avg RTT {avg} ms after netem was removed from {port}"
+
+
 def test_dual_tor_link_failure_fails_over_through_the_bonding_driver(hpn):
     fab = hpn.fabric
     nic = fab.nic("p0s0h0-n0")
@@ -50,7 +106,6 @@ def test_dual_tor_link_failure_fails_over_through_the_bonding_driver(hpn):
     try:
         def port0_down():
             return re.search(rf"Slave Interface: {nic.ports[0]}\s+MII Status: down", bond_info(hpn, nic))
-        from testbed.build import wait_for
         wait_for("the bond to see port 0 down", port0_down, 10)
         results = traffic.ping_all(hpn, [(nic, p) for p in peers], count=3)
         assert all(results.values()), results
