@@ -37,6 +37,11 @@ class Options:
     datapath: str | None = None                    # None: detect (system where the kernel has it)
     bond: str | None = None                        # None: detect (bonding where the kernel has it)
     ready_timeout: float = 60.0
+    # the host-side probe-based port detector (claim C4; testbed/detector.py): off by default
+    detector: bool = False
+    detector_hosts: tuple[str, ...] | None = None   # None: every host with a dual-ported NIC
+    detector_interval: float = 0.015                # seconds between ARP probes per port
+    detector_dead_after: float = 0.06               # silence that takes a port out of its bond
 
 
 def wait_for(what: str, condition, timeout: float, interval: float = 0.05):
@@ -86,6 +91,7 @@ class Emulation:
         self.controller: subprocess.Popen | None = None
         self.net = None
         self.timings: dict[str, float] = {}
+        self.detectors: dict[str, int] = {}   # host -> PID of its testbed.detector
 
     # ---- lifecycle ----
     def __enter__(self) -> "Emulation":
@@ -134,10 +140,13 @@ class Emulation:
         self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
+        if self.options.detector:
+            self.start_detectors(self.options.detector_hosts)
         self.timings["ready"] = time.monotonic() - t0
 
     def stop(self) -> None:
         """Tear down, tolerant of a half-built network; safe to call twice."""
+        self.stop_detectors()
         if self.net is not None:
             net, self.net = self.net, None
             try:
@@ -282,6 +291,54 @@ class Emulation:
                 return False
         return True
 
+    # ---- the host-side port detector ----
+    DETECTOR_MARKER = "testbed.detector"
+
+    def detector_log(self, host: str) -> Path:
+        return self.state.dir / f"detector-{host}.log"
+
+    def start_detectors(self, hosts=None) -> dict[str, int]:
+        """Start testbed.detector in `hosts` (default: every host with a dual-ported NIC); PIDs.
+
+        Returns once each has sent its first probes (its log says "start")."""
+        import shlex
+        started = {}
+        for host in self.fabric.hosts.values():
+            specs = hostnet.detector_specs(host, self.bond)
+            if not specs or (hosts is not None and host.name not in hosts):
+                continue
+            log = self.detector_log(host.name)
+            # an environment prefix, not `cd X &&`: $! must be the detector itself, not a subshell
+            cmd = (f"PYTHONPATH={shlex.quote(str(PROJECT))} {shlex.quote(sys.executable)} -m {self.DETECTOR_MARKER}"
+                   f" --interval {self.options.detector_interval}"
+                   f" --dead-after {self.options.detector_dead_after} --log {shlex.quote(str(log))} "
+                   + " ".join(shlex.quote(json.dumps(s)) for s in specs))
+            # in a subshell, so it is no job of the host's shell (whose `wait` would wait for it)
+            pid = int(self.net[host.name].cmd(
+                f"( {cmd} >>{shlex.quote(str(log))}.err 2>&1 & echo $! )").split()[-1])
+            self.state.add("pids", [pid, self.DETECTOR_MARKER])
+            started[host.name] = pid
+        for host, pid in started.items():
+            wait_for(f"the detector on {host}",
+                     lambda: '"start"' in _read(self.detector_log(host)) or self._detector_failed(host, pid),
+                     10)
+        self.detectors.update(started)
+        return started
+
+    def _detector_failed(self, host: str, pid: int) -> bool:
+        if Path(f"/proc/{pid}").exists():
+            return False
+        raise TestbedError(f"the detector on {host} exited: {_read(Path(str(self.detector_log(host)) + '.err'))}")
+
+    def stop_detectors(self) -> None:
+        for host, pid in self.detectors.items():
+            runstate.kill_pid(pid, self.DETECTOR_MARKER)
+        self.detectors = {}
+
+    def detector_events(self, host: str) -> list[dict]:
+        """The detector's state changes on `host` (JSON lines; t is CLOCK_MONOTONIC)."""
+        return [json.loads(l) for l in _read(self.detector_log(host)).splitlines() if l.strip()]
+
     # ---- helpers for users of a running emulation ----
     def ofctl(self, command: str, switch: str, *args: str) -> str:
         return sh.run(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args])
@@ -303,3 +360,10 @@ class Emulation:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
                 "routing": self.options.routing, "timings_s": {k: round(v, 2) for k, v in self.timings.items()}}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

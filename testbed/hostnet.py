@@ -75,3 +75,10 @@ def host_script(host: Host, backend: str, datapath: str) -> str:
 def garp_args(host: Host) -> list[str]:
     """`port:ip:mac` for every port of every NIC: what testbed.garp announces."""
     return [f"{port}:{nic.ip}:{nic.mac}" for nic in host.nics for port in nic.ports]
+
+
+def detector_specs(host: Host, backend: str) -> list[dict]:
+    """What testbed.detector needs for each dual-ported NIC of `host` (single ports have no spare)."""
+    return [{"ip": nic.ip, "mac": nic.mac, "table": table(nic), "main": nic is host.nics[0],
+             "bond": bond_name(nic) if backend == "bonding" else None, "ports": list(nic.ports)}
+            for nic in host.nics if len(nic.ports) > 1]

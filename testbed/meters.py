@@ -17,7 +17,12 @@ from testbed.topo.model import Nic
 
 
 def tx_bytes(intf: str) -> int:
-    return int(Path(f"/sys/class/net/{intf}/statistics/tx_bytes").read_text())
+    return counter(intf, "tx_bytes")
+
+
+def counter(intf: str, name: str) -> int:
+    """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
+    return int(Path(f"/sys/class/net/{intf}/statistics/{name}").read_text())
 
 
 def port_bytes(intfs: list[str]) -> dict[str, int]:
@@ -42,10 +47,14 @@ class Sampler:
 
         with Sampler(["p0s0r0t0-eth1", ...], interval=0.05) as s: ...
         s.series["p0s0r0t0-eth1"] -> [(t, tx_bytes, backlog_bytes), ...]
+
+    `counter="rx_bytes"` samples what the switch port received instead: on a host link's switch
+    end, that is what the host sent into the fabric. `t` is seconds since `t0` (time.monotonic).
     """
     intfs: list[str]
     interval: float = 0.05
     series: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
+    counter: str = "tx_bytes"
 
     def __enter__(self) -> "Sampler":
         from pyroute2 import IPRoute
@@ -53,7 +62,7 @@ class Sampler:
         self._index = {i: self._ipr.link_lookup(ifname=i)[0] for i in self.intfs}
         self.series = {i: [] for i in self.intfs}
         self._stop = threading.Event()
-        self._t0 = time.monotonic()
+        self._t0 = self.t0 = time.monotonic()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         return self
@@ -62,7 +71,7 @@ class Sampler:
         while not self._stop.is_set():
             t = time.monotonic() - self._t0
             for intf, index in self._index.items():
-                self.series[intf].append((t, tx_bytes(intf), backlog(self._ipr, index)))
+                self.series[intf].append((t, counter(intf, self.counter), backlog(self._ipr, index)))
             self._stop.wait(self.interval)
 
     def __exit__(self, *exc) -> None:
@@ -80,6 +89,64 @@ class Sampler:
 
     def max_queue(self, intf: str) -> int:
         return max((q for _, _, q in self.series[intf]), default=0)
+
+    def rate_series(self, intfs: list[str]) -> list[tuple[float, float]]:
+        """Summed rate of `intfs` in Mbit/s between consecutive samples: [(t at the end, mbps)]."""
+        return summed_rates([rates(self.series[i]) for i in intfs])
+
+    def mean_rate(self, intfs: list[str], start: float, end: float) -> float:
+        """Mean summed rate of `intfs` in Mbit/s over [start, end] (seconds since t0)."""
+        total = 0.0
+        for i in intfs:
+            inside = [(t, b) for t, b, _ in self.series[i] if start <= t <= end]
+            if len(inside) >= 2:
+                total += (inside[-1][1] - inside[0][1]) * 8 / 1e6 / (inside[-1][0] - inside[0][0])
+        return total
+
+
+def rates(samples) -> list[tuple[float, float]]:
+    """[(t, bytes, ...)] counter samples -> [(t, Mbit/s since the previous sample)]."""
+    return [(round(b[0], 3), (b[1] - a[1]) * 8 / 1e6 / (b[0] - a[0]))
+            for a, b in zip(samples, samples[1:]) if b[0] > a[0]]
+
+
+def summed_rates(series: list[list[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """Add rate series sampled together (same sampler) point by point."""
+    if not series:
+        return []
+    n = min(len(s) for s in series)
+    return [(series[0][k][0], sum(s[k][1] for s in series)) for k in range(n)]
+
+
+def iperf_intervals(result: dict, offset: float = 0.0) -> dict:
+    """Throughput time series from iperf3's JSON (-J with -i): what the sender wrote per interval.
+
+    Returns {"sum": [(t_end, mbps), ...], "streams": {socket: [(t_end, mbps), ...]}}, t shifted by
+    `offset` (e.g. when the client started, relative to a Sampler's t0).
+    """
+    out = {"sum": [], "streams": {}}
+    for interval in result.get("intervals", []):
+        total = interval.get("sum", {})
+        if total:
+            out["sum"].append((round(offset + total["end"], 3), total["bits_per_second"] / 1e6))
+        for st in interval.get("streams", []):
+            out["streams"].setdefault(st["socket"], []).append(
+                (round(offset + st["end"], 3), st["bits_per_second"] / 1e6))
+    return out
+
+
+def longest_stall(series: list[tuple[float, float]], threshold: float) -> float:
+    """Longest stretch (s) of a rate series below `threshold`: consecutive samples, end times."""
+    longest, start, prev_t = 0.0, None, None
+    for t, v in series:
+        if v < threshold:
+            if start is None:
+                start = prev_t if prev_t is not None else t
+            longest = max(longest, t - start)
+        else:
+            start = None
+        prev_t = t
+    return longest
 
 
 def imbalance(loads: list[float]) -> dict[str, float]:
