@@ -347,6 +347,8 @@ def sender(idx, item):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind((src, sport))
+            if item.get("rate"):   # SO_MAX_PACING_RATE: the kernel paces TCP at this rate
+                s.setsockopt(socket.SOL_SOCKET, 47, int(item["rate"]))
             s.connect((dst, dport))
             socks.append(s)
         t0 = time.monotonic()
@@ -498,6 +500,7 @@ class Send:
     message: int = 0                      # bytes per message when spreading over connections
     policy: str = "round-robin"           # or least-queued
     phase: int = 0
+    rate: float = 0                       # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
 
 
 class Runner:
@@ -538,7 +541,7 @@ class Runner:
             per_host[s.dst.host]["listen"].append([s.dst.ip, port, len(s.sports), i])
             per_host[s.src.host]["send"].append(
                 [i, {"conns": [[s.src.ip, sp or 0, s.dst.ip, port] for sp in s.sports],
-                     "bytes": s.nbytes, "message": s.message, "policy": s.policy}])
+                     "bytes": s.nbytes, "message": s.message, "policy": s.policy, "rate": s.rate}])
         agents: dict[str, subprocess.Popen] = {}
         try:
             for host, spec in per_host.items():
