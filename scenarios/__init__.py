@@ -9,8 +9,8 @@ import importlib
 
 from testbed.errors import ParamError
 
-MODULES: list[str] = ["hash_polarization"]   # module names under scenarios/, in the order `list` shows them
-TOUR: list[str] = ["hash-polarization"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
+MODULES: list[str] = ["hash_polarization", "dual_plane_balance"]   # module names under scenarios/, in the order `list` shows them
+TOUR: list[str] = ["hash-polarization", "dual-plane-balance"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
 
 
 def all_scenarios() -> dict:
