@@ -77,7 +77,9 @@ def test_netem_delay_on_one_link_shows_in_the_rtt(hpn):
     _, base = ping_rtt(hpn, src, dst, ident)
     after = tx_packets(hpn, src.host, src.ports)
     port = max(src.ports, key=lambda p: after[p] - before[p])     # the bond port this flow uses
-    assert after[port] - before[port] >= 5, (before, after)
+    assert after[port] - before[port] >= 5, (
+        f"the ping flow (ICMP id {ident}) did not keep to one bond port, is the bond hashing per "
+        f"flow? tx packets before {before}, after {after}")
     link = next(l for l in fab.host_links() if l.a_intf == port)
     bfifo = shaping_lines(port, link.gbps * fab.params.scale, hpn.options.queue_bytes)[2]
     node = hpn.net[src.host]
