@@ -314,11 +314,15 @@ import json, socket, sys, threading, time, fcntl, struct, collections
 spec = json.loads(sys.argv[2])
 out = {"recv": [], "send": [], "err": []}
 lock = threading.Lock()
+readers = []
 def listener(ip, port, conns, idx, srv):
     try:
         for _ in range(conns):
             c, _a = srv.accept()
-            threading.Thread(target=reader, args=(c, idx)).start()
+            t = threading.Thread(target=reader, args=(c, idx))
+            t.start()
+            with lock:
+                readers.append(t)
     except Exception as e:
         out["err"].append("listen %s:%d %r" % (ip, port, e))
 def reader(c, idx):
@@ -441,9 +445,10 @@ for t in senders:
 for t in senders:
     t.join()
 deadline = time.monotonic() + float(spec.get("timeout", 120))
-for t in threading.enumerate():
-    if t is not threading.current_thread():
-        t.join(max(0.0, deadline - time.monotonic()))
+for t in threads:   # listeners first: once they are done, every reader exists
+    t.join(max(0.0, deadline - time.monotonic()))
+for t in list(readers):
+    t.join(max(0.0, deadline - time.monotonic()))
 print(json.dumps(out), flush=True)
 """
 
