@@ -9,7 +9,7 @@ import importlib
 
 from testbed.errors import ParamError
 
-MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe"]   # module names under scenarios/, in the order `list` shows them
+MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe", "disjoint_paths"]   # module names under scenarios/, in the order `list` shows them
 TOUR: list[str] = ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
 
 
