@@ -113,9 +113,23 @@ def cmd_topo_show(args) -> int:
 
 # ---- up / clean ----
 def _routing(args) -> dict:
+    """The routing options of `up` (see testbed/policies.py), checked before anything is built."""
     routing = {}
-    if getattr(args, "ecmp", None):
-        routing["ecmp"] = args.ecmp
+    for key in ("ecmp", "core", "policy"):
+        if getattr(args, key, None):
+            routing[key] = getattr(args, key)
+    pairs = getattr(args, "pair", None) or []
+    if pairs:
+        routing["matrix"] = []
+        for pair in pairs:
+            src, sep, dst = pair.partition(",")
+            if not sep:
+                raise ParamError(f"--pair {pair!r}: expected SRC,DST")
+            routing["matrix"].append([src.strip(), dst.strip()])
+    if getattr(args, "family", None):
+        from testbed.policies import normalize
+        from testbed.topo import make_fabric
+        normalize(make_fabric(args.family, args.set), routing)   # ParamError on a bad option
     return routing
 
 
@@ -258,6 +272,14 @@ def build_parser() -> argparse.ArgumentParser:
     u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
     _fabric_args(u)
     u.add_argument("--ecmp", choices=["polarized", "seeded"], help="select-group hashing (default seeded)")
+    u.add_argument("--policy", choices=["ecmp", "static", "adaptive"],
+                   help="routing policy: ECMP hashing (default), static per destination, or "
+                        "adaptive (the controller moves flows off hot uplinks)")
+    u.add_argument("--core", choices=["per-port", "ecmp"],
+                   help="core tier: per-port rules (default on hpn) or ECMP")
+    u.add_argument("--pair", action="append", metavar="SRC,DST",
+                   help="a flow of the known traffic matrix for --policy static (repeatable; NICs "
+                        "by IP, host-nI or host)")
     u.add_argument("--detector", action="store_true",
                    help="run the host-side probe-based port detector in every dual-ToR host (claim C4)")
     u.add_argument("--cli", action="store_true", help="drop into the Mininet CLI")
