@@ -9,8 +9,10 @@ import importlib
 
 from testbed.errors import ParamError
 
-MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe", "disjoint_paths", "routing_policies"]   # module names under scenarios/, in the order `list` shows them
-TOUR: list[str] = ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
+MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe", "disjoint_paths", "routing_policies",
+                      "dual_tor_link_failure", "link_flap", "one_way_fault", "tor_failure"]   # module names under scenarios/, in the order `list` shows them
+TOUR: list[str] = ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
+                   "dual-tor-link-failure", "link-flap", "one-way-fault"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
 
 
 def all_scenarios() -> dict:

@@ -157,6 +157,11 @@ class Detector:
             for p in self.ports:
                 if p.sock in ready:
                     p.drain(now)
+        for p in self.ports:            # leave every port in use, as the host was configured
+            if not p.live:
+                p.live = True
+                self.apply(p.nic, p)
+                self.emit(event="up", nic=p.nic["ip"], port=p.name, silence_ms=None, reason="stop")
         self.emit(event="stop")
 
 

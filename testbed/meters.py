@@ -55,6 +55,7 @@ class Sampler:
     interval: float = 0.05
     series: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
     counter: str = "tx_bytes"
+    queues: bool = True            # also read each qdisc's backlog (a netlink dump per interface)
 
     def __enter__(self) -> "Sampler":
         from pyroute2 import IPRoute
@@ -70,8 +71,12 @@ class Sampler:
     def _loop(self) -> None:
         while not self._stop.is_set():
             t = time.monotonic() - self._t0
-            for intf, index in self._index.items():
-                self.series[intf].append((t, counter(intf, self.counter), backlog(self._ipr, index)))
+            try:
+                for intf, index in self._index.items():
+                    self.series[intf].append((t, counter(intf, self.counter),
+                                              backlog(self._ipr, index) if self.queues else 0))
+            except Exception:   # the interfaces went away under us (a teardown): stop sampling
+                return
             self._stop.wait(self.interval)
 
     def __exit__(self, *exc) -> None:
