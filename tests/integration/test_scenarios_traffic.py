@@ -20,15 +20,24 @@ def cpu_busy(seconds: float = 1.0) -> float:
     return 1 - (i1 - i0) / max(t1 - t0, 1)
 
 
-def test_hash_polarization_quick_run_reproduces(tmp_path):
-    # a scenario is marked invalid when the CPU was saturated while it measured: wait for a
-    # machine with headroom first (another tenant, e.g. a VM, may be busy for a while)
-    deadline = time.monotonic() + 300
-    while cpu_busy() > 0.5 and time.monotonic() < deadline:
+def wait_for_headroom(timeout: float) -> None:
+    """Poll until the CPUs have headroom (another tenant, e.g. a VM, may be busy for a while)."""
+    deadline = time.monotonic() + timeout
+    while cpu_busy(2.0) > 0.5 and time.monotonic() < deadline:
         pass
-    proc = subprocess.run([sys.executable, "-m", "testbed", "run", "hash-polarization", "--quick",
-                           "--json", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
-    (result,) = json.loads(proc.stdout)
+
+
+def test_hash_polarization_quick_run_reproduces(tmp_path):
+    # a scenario is marked invalid when the CPU was saturated while it measured (the emulator,
+    # not the fabric, was the bottleneck); such a run does not count, so it is run again, on a
+    # machine with headroom, a bounded number of times
+    for attempt in range(3):
+        wait_for_headroom(240)
+        proc = subprocess.run([sys.executable, "-m", "testbed", "run", "hash-polarization", "--quick",
+                               "--json", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+        (result,) = json.loads(proc.stdout)
+        if result["verdict"] != "invalid":
+            break
     assert Path(result["files"]["json"]).is_file() and Path(result["files"]["png"]).is_file()
     assert json.loads(Path(result["files"]["json"]).read_text())["verdict"] == result["verdict"]
     assert result["verdict"] == "reproduced", result["measured"] + json.dumps(result["figures"])[:2000]
