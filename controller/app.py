@@ -197,7 +197,7 @@ class FabricController(app_manager.OSKenApp):
             flow.hops, flow.pins, flow.moved_at = list(m.hops), dict(m.pins), now
             record = {"flow": list(m.key), "from": list(m.at), "pins": m.pins, "score": m.score,
                       "rate_mbps": round(flow.rate, 3), "t": round(now, 3)}
-            self.moves.append(record)
+            self.moves = self.moves[-199:] + [record]
             self.logger.info("adaptive move %s", record)
         if moves or dropped:
             self.sync_flows()
