@@ -1,5 +1,5 @@
 # hpn-testbed. Run as root from a fresh clone:
-#   sudo make demo        install what is missing, then the tour of scenarios
+#   sudo make demo        install what is missing, then the tour of headline scenarios
 #   sudo make test        unit + integration tests, then the full-kernel tests
 #   sudo make test-fast   unit + integration tests only
 #   sudo make test-lane   the full-kernel tests only
@@ -33,7 +33,7 @@ setup:
 	@VENV='$(VENV)' bash scripts/install.sh
 
 demo: setup
-	$(VENV)/bin/hpn-testbed up hpn --check
+	$(VENV)/bin/hpn-testbed run
 
 # unit + integration (pytest.ini: testpaths, -ra, no cache). Exit 5 (no tests ran) fails too.
 define run_tests

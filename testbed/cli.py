@@ -226,9 +226,17 @@ def cmd_run(args) -> int:
         from dataclasses import asdict
         _print_json([asdict(r) for r in results])
     elif len(results) > 1:
-        con.print(_table("hpn-testbed tour", ["claim", "paper", "scaled expectation", "measured", "verdict"],
-                         [(r.claim, r.paper, r.expectation, r.measured, _styled(r.verdict)) for r in results]))
+        con.print(_table("hpn-testbed tour (full reports above and in --out)",
+                         ["claim", "scenario", "paper", "scaled expectation", "measured", "verdict"],
+                         [(r.claim, r.scenario, _short(r.paper), _short(r.expectation), _short(r.measured),
+                           _styled(r.verdict)) for r in results]))
     return 0 if all(r.verdict == "reproduced" for r in results) else 1
+
+
+def _short(text: str, limit: int = 90) -> str:
+    """The first clause of a report's text, for the one-table summary."""
+    head = text.split("; ")[0]
+    return head if len(head) <= limit else head[:limit - 1].rstrip() + "…"
 
 
 def _styled(verdict: str) -> str:

@@ -511,9 +511,10 @@ class Send:
 class Runner:
     """Runs collectives on a running Emulation (see `run`)."""
 
-    def __init__(self, emu, timeout: float = 120.0):
+    def __init__(self, emu, timeout: float = 120.0, pace: float = 0):
         self.emu = emu
         self.timeout = timeout
+        self.pace = pace   # > 0: pace each connection at this fraction of its NIC's fair share
         self._lock = threading.Lock()
         self._next_port: dict[str, int] = defaultdict(lambda: SERVER_PORT_BASE)
 
@@ -587,8 +588,16 @@ class Runner:
                     proc.kill()
                 proc.wait()
 
+    def fair_rate(self, transfers: list[Transfer], t: Transfer) -> float:
+        """Bytes/s for `t` when its NIC's line rate is shared by the NIC's transfers in the phase."""
+        fab = self.emu.fabric
+        line = sum(l.gbps for l in fab.host_links() if l.a_intf in t.src.ports) * fab.params.scale
+        sharing = sum(1 for u in transfers if u.src == t.src and u.src.host != u.dst.host)
+        return self.pace * line * 1e6 / 8 / max(sharing, 1)
+
     def run_phase(self, transfers: list[Transfer]) -> tuple[float, list[FlowRecord]]:
-        sends = [Send(t.src, t.dst, t.nbytes, (t.sport or 0,), t.dport, phase=t.phase) for t in transfers]
+        sends = [Send(t.src, t.dst, t.nbytes, (t.sport or 0,), t.dport, phase=t.phase,
+                      rate=self.fair_rate(transfers, t) if self.pace else 0) for t in transfers]
         elapsed, rows = self.run_sends(sends)
         return elapsed, [FlowRecord(s.src.name, s.dst.name, s.phase, s.nbytes, received,
                                     s.sports[0] or None, port, s.src.host == s.dst.host, seconds, per_conn)
@@ -627,11 +636,16 @@ class Runner:
         return results
 
 
-def run(emu, collectives, timeout: float = 120.0) -> list[CollectiveRun]:
-    """Run one collective or several concurrent ones (jobs) on a running Emulation."""
+def run(emu, collectives, timeout: float = 120.0, pace: float = 0) -> list[CollectiveRun]:
+    """Run one collective or several concurrent ones (jobs) on a running Emulation.
+
+    pace > 0 paces every connection at that fraction of its NIC's fair share of line rate, a
+    stand-in for the credit-based flow control of a lossless fabric (InfiniBand, RoCE with PFC):
+    without it, TCP's loss recovery under incast dominates completion times at these rates.
+    """
     if isinstance(collectives, Collective):
         collectives = [collectives]
-    return Runner(emu, timeout).run(list(collectives))
+    return Runner(emu, timeout, pace).run(list(collectives))
 
 
 def host_port_counters(emu) -> dict[str, tuple[int, int]]:
