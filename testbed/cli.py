@@ -233,7 +233,7 @@ def cmd_run(args) -> int:
     return 0 if all(r.verdict == "reproduced" for r in results) else 1
 
 
-def _short(text: str, limit: int = 90) -> str:
+def _short(text: str, limit: int = 60) -> str:
     """The first clause of a report's text, for the one-table summary."""
     head = text.split("; ")[0]
     return head if len(head) <= limit else head[:limit - 1].rstrip() + "…"
