@@ -42,9 +42,13 @@ def start_server(emu: Emulation, nic: Nic, port: int) -> int:
     return pid
 
 
-def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5) -> str:
+def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5,
+                   omit: int = 0) -> str:
+    """`omit`: leave the first seconds (TCP slow start) out of iperf3's totals."""
     cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
            f"-i {interval} -P {flow.parallel}")
+    if omit:
+        cmd += f" -O {omit}"
     if flow.sport:
         cmd += f" --cport {flow.sport}"
     if flow.proto == "udp":
