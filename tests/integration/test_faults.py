@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from testbed import sh, traffic
+from testbed import hostnet, sh, traffic
+from testbed.build import wait_for
 from testbed.faults import Faults
 from testbed.meters import GapProbe
 from testbed.trace import first_port
@@ -42,6 +43,12 @@ def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
         assert after.lost <= 1, after
         # the switch saw it: OVS reports the ToR port down
         assert "LINK_DOWN" in emu.ofctl("dump-ports-desc", link.b)
+
+    def recovered():   # the ToR port live, the controller's routes back, the host's nexthop usable
+        return ("LINK_DOWN" not in emu.ofctl("dump-ports-desc", link.b, str(link.b_port))
+                and [link.b, link.b_port] not in emu.status().get("down", [])
+                and "linkdown" not in emu.net[src.host].cmd(f"ip route show table {hostnet.table(src)}"))
+    wait_for("the repaired link to be back in use", recovered, 10)
     repaired = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
     assert repaired.lost == 0, repaired
     print(f"failover gap {during.longest_gap_ms} ms, {during.lost} of {during.sent} probes lost")
