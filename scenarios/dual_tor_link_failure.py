@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from scenarios.base import Result, Scenario, verdict
 from testbed import traffic
-from testbed.build import Emulation, Options
+from testbed.build import Emulation
 from testbed.faults import Faults
 from testbed.meters import Sampler, iperf_intervals, longest_stall
 from testbed.topo import make_fabric

@@ -39,7 +39,7 @@ def reachability(emu: Emulation) -> Check:
 
 
 def farthest_pair(emu: Emulation):
-    """The NIC pair whose path climbs highest (crosses the top tier), fewest equal-cost paths first."""
+    """The NIC pair whose path climbs highest (crosses the top tier)."""
     fab = emu.fabric
     nics = fab.nics()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from testbed import sh
 from testbed.build import Emulation, wait_for
 from testbed.errors import TestbedError
 from testbed.topo.model import Nic
@@ -121,5 +120,3 @@ def kill_quietly(emu: Emulation, pids: list[int]) -> None:
     for pid in pids:
         kill_pid(pid, IPERF_MARKER)
 
-
-__all__ = ["Flow", "start_server", "run_flows", "ping_all", "received_mbps", "port_tx_bytes", "sh"]

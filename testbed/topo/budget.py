@@ -106,7 +106,6 @@ def _hpn(fab: Fabric) -> dict:
     sw = fab.switches
     tors = [s for s in sw.values() if s.role == "tor"]
     aggs = [s for s in sw.values() if s.role == "agg"]
-    cores = [s for s in sw.values() if s.role == "core"]
 
     # ---- B1: one ToR
     def tor_figures(tor):
@@ -247,7 +246,6 @@ def _hpn(fab: Fabric) -> dict:
 # ---------------------------------------------------------------- MPFT (B4)
 
 def _mpft(fab: Fabric) -> dict:
-    p = fab.params
     t = _Tally(fab)
     sw = fab.switches
     planes = sorted({s.plane for s in sw.values()})

@@ -7,7 +7,6 @@ from testbed import hostnet, sh, traffic
 from testbed.build import wait_for
 from testbed.faults import Faults
 from testbed.meters import GapProbe
-from testbed.trace import first_port
 
 pytestmark = pytest.mark.integration
 # Measured here on an idle machine: 36 ms, 1 of 3000 probes lost (the host side fails over at once
