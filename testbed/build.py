@@ -150,12 +150,13 @@ class Emulation:
         if self.net is not None:
             net, self.net = self.net, None
             try:
-                # one `ip -batch` for every link instead of Mininet's one shell round trip each
-                # (deleting one end of a veth deletes the pair)
-                sh.run("ip -batch - 2>/dev/null || true", check=False,
-                       input="".join(f"link del {i}\n" for i in self.root_intfs()))
+                # bridges first, in one ovs-vsctl (OVS then reconfigures once, not once per
+                # vanishing port), then every link in one `ip -batch` instead of Mininet's shell
+                # round trip per link (deleting one end of a veth deletes the pair)
                 net.links = []
                 net.stop()
+                sh.run("ip -force -batch - 2>/dev/null || true", check=False,
+                       input="".join(f"link del {i}\n" for i in self.root_intfs()))
             except Exception as e:   # go on: runstate.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         if self.controller is not None:
@@ -219,8 +220,8 @@ class Emulation:
         net.start()
 
     def configure_hosts(self) -> None:
-        for host in self.fabric.hosts.values():
-            sh.node_cmd(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath))
+        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath))
+                      for host in self.fabric.hosts.values()])
 
     def shape_links(self) -> None:
         scale, q = self.fabric.params.scale, self.options.queue_bytes
@@ -233,9 +234,8 @@ class Emulation:
             else:
                 per_host.setdefault(l.a, []).extend(shaping_lines(l.a_intf, mbit, q))
         sh.run(["tc", "-batch", "-"], input="\n".join(root) + "\n")
-        for host, lines in per_host.items():
-            script = "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF"
-            sh.node_cmd(self.net[host], script)
+        sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
+                      for host, lines in per_host.items()])
 
     def status(self) -> dict:
         try:
@@ -248,9 +248,11 @@ class Emulation:
 
     def announce(self) -> None:
         """Every host sends a gratuitous ARP on each NIC port."""
-        for host in self.fabric.hosts.values():
-            self.net[host.name].cmd(f"{sys.executable} -m testbed.garp "
-                                    + " ".join(hostnet.garp_args(host)))
+        hosts = [self.net[h.name] for h in self.fabric.hosts.values()]
+        for node, host in zip(hosts, self.fabric.hosts.values()):   # all hosts at once
+            node.sendCmd(f"{sys.executable} -m testbed.garp " + " ".join(hostnet.garp_args(host)))
+        for node in hosts:
+            node.waitOutput()
 
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout

@@ -89,7 +89,7 @@ def destroy(state: RunState) -> list[str]:
     intfs = [i for i in state.data["root_intfs"] if i in existing]
     if intfs:
         # a veth pair goes with either end; some names vanish as their peers are deleted
-        sh.run("ip -batch - 2>/dev/null || true", input="".join(f"link del {i}\n" for i in intfs),
+        sh.run("ip -force -batch - 2>/dev/null || true", input="".join(f"link del {i}\n" for i in intfs),
                check=False)
         done.append(f"{len(intfs)} interfaces")
     for table in state.data["nft_tables"]:

@@ -29,8 +29,17 @@ def ok(cmd: list[str] | str, timeout: float = 30) -> bool:
 
 def node_cmd(node, script: str) -> str:
     """Run a shell script in a Mininet node; raise with its output if any line fails."""
-    out = node.cmd(f"( set -e\n{script}\n) 2>&1; echo __rc=$?")
-    body, _, rc = out.rpartition("__rc=")
-    if rc.strip() != "0":
-        raise TestbedError(f"on {node.name}: script failed ({rc.strip()}):\n{script}\n--- output:\n{body}")
-    return body
+    return nodes_cmd([(node, script)])[0]
+
+
+def nodes_cmd(jobs: list[tuple[object, str]]) -> list[str]:
+    """Run one script per Mininet node, all nodes at once; raise if any script fails."""
+    for node, script in jobs:   # each node's shell works while we start the next
+        node.sendCmd(f"( set -e\n{script}\n) 2>&1; echo __rc=$?")
+    outputs = [node.waitOutput() for node, _ in jobs]
+    for (node, script), out in zip(jobs, outputs):
+        body, _, rc = out.rpartition("__rc=")
+        if rc.strip() != "0":
+            raise TestbedError(f"on {node.name}: script failed ({rc.strip()}):\n{script}\n"
+                               f"--- output:\n{body}")
+    return [out.rpartition("__rc=")[0] for out in outputs]
