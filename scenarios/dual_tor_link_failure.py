@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from scenarios.base import Result, Scenario, verdict
 from testbed import traffic
 from testbed.build import Emulation
-from testbed.faults import Faults
+from testbed.faults import Faults, sleep_until
 from testbed.meters import Sampler, iperf_intervals, longest_stall
 from testbed.topo import make_fabric
 
@@ -24,13 +24,6 @@ BUSY, PEER = "p0s0h0", "p0s0h1"      # two hosts of one segment: traffic stays u
 
 def hpn(single_tor: bool = False):
     return make_fabric("hpn", {"single_tor": True} if single_tor else {})
-
-
-def sleep_until(t: float) -> None:
-    """Follow a fault's own schedule (not a readiness wait)."""
-    delay = t - time.monotonic()
-    if delay > 0:
-        time.sleep(delay)
 
 
 def pick_cport(emu: Emulation, src, dst, streams: int, dport: int) -> int:
@@ -142,7 +135,7 @@ class DualTorLinkFailure(Scenario):
             w = Workload(emu).start(warm + base + fault + after)
             host_intfs = w.host_intfs[BUSY]
             nic0 = fab.hosts[BUSY].nics[0]
-            link = next(l for l in fab.host_links() if l.a_intf == nic0.ports[0])
+            link = fab.host_link(nic0.ports[0])
             w.at(warm + base)
             t_fault = w.now()
             faults.link_down(link)

@@ -22,7 +22,7 @@ class LinkFlap(Scenario):
             w = Workload(emu).start(warm + base + train + after)
             host_intfs = w.host_intfs[BUSY]
             nic0 = fab.hosts[BUSY].nics[0]
-            link = next(l for l in fab.host_links() if l.a_intf == nic0.ports[0])
+            link = fab.host_link(nic0.ports[0])
             w.at(warm + base)
             t0 = w.now()
             faults.flap_train(link, flaps, period, down)

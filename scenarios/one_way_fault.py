@@ -19,7 +19,7 @@ class OneWayFault(Scenario):
     def phase(self, emu, detector: bool, warm, base, fault, after) -> dict:
         fab = emu.fabric
         nic0 = fab.hosts[BUSY].nics[0]
-        link = next(l for l in fab.host_links() if l.a_intf == nic0.ports[0])
+        link = fab.host_link(nic0.ports[0])
         if detector:
             emu.start_detectors([BUSY])
         with Faults(emu) as faults:

@@ -69,10 +69,10 @@ class Faults:
         times = []
         start = time.monotonic()
         for i in range(count):
-            _sleep_until(start + i * period)
+            sleep_until(start + i * period)
             times.append(time.monotonic() - start)
             self.link_down(link)
-            _sleep_until(start + i * period + down_time)   # the fault's own schedule, not a readiness wait
+            sleep_until(start + i * period + down_time)   # the fault's own schedule, not a readiness wait
             self.link_up(link)
         return times
 
@@ -122,7 +122,8 @@ class Faults:
             raise TestbedError("could not undo: " + "; ".join(errors))
 
 
-def _sleep_until(t: float) -> None:
+def sleep_until(t: float) -> None:
+    """Follow a fault's own schedule (not a readiness wait)."""
     delay = t - time.monotonic()
     if delay > 0:
         time.sleep(delay)

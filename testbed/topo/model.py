@@ -141,6 +141,13 @@ class Fabric:
         by_intf = {l.a_intf: (l.b, l.b_port) for l in self.links if l.a not in self.switches}
         return [by_intf[p] for p in nic.ports]
 
+    def host_link(self, port: str) -> Link:
+        """The cable of a host NIC port, by the port's interface name."""
+        for l in self.links:
+            if l.a_intf == port and l.a not in self.switches:
+                return l
+        raise ParamError(f"no host port {port!r} in this {self.family} fabric")
+
     def switch_links(self) -> list[Link]:
         return [l for l in self.links if l.a in self.switches]
 

@@ -80,7 +80,7 @@ def test_netem_delay_on_one_link_shows_in_the_rtt(hpn):
     assert after[port] - before[port] >= 5, (
         f"the ping flow (ICMP id {ident}) did not keep to one bond port, is the bond hashing per "
         f"flow? tx packets before {before}, after {after}")
-    link = next(l for l in fab.host_links() if l.a_intf == port)
+    link = fab.host_link(port)
     bfifo = shaping_lines(port, link.gbps * fab.params.scale, hpn.options.queue_bytes)[2]
     node = hpn.net[src.host]
     sh.node_cmd(node, f"tc qdisc del dev {port} parent 5:1 handle 10:\n"
@@ -103,7 +103,7 @@ def test_dual_tor_link_failure_fails_over_through_the_bonding_driver(hpn):
     fab = hpn.fabric
     nic = fab.nic("p0s0h0-n0")
     peers = [n for n in fab.nics() if n.host != nic.host and fab.reachable(nic, n)]
-    link = next(l for l in fab.host_links() if l.a_intf == nic.ports[0])
+    link = fab.host_link(nic.ports[0])
     hpn.net[link.b].cmd(f"ip link set {link.b_intf} down")    # the ToR side of port 0
     try:
         def port0_down():

@@ -51,7 +51,7 @@ def test_one_direction_fault_is_detected_and_traffic_recovers(emu):
     src = fab.nic(f"{HOST}-n1")
     peers = [n for n in fab.nics() if n.host != src.host and fab.reachable(src, n)]
     port = src.ports[0]
-    link = next(l for l in fab.host_links() if l.a_intf == port)
+    link = fab.host_link(port)
     assert all(traffic.ping_all(emu, [(src, p) for p in peers]).values())
     assert not events(emu, "down", port)
 

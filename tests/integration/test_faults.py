@@ -21,15 +21,11 @@ def probe_port(emu, src, dst):
     return re.search(r"\bdev (\S+)", out).group(1)
 
 
-def link_of(emu, port):
-    return next(l for l in emu.fabric.host_links() if l.a_intf == port)
-
-
 @pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
 def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
     emu = family_up
     src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
-    link = link_of(emu, probe_port(emu, src, dst))
+    link = emu.fabric.host_link(probe_port(emu, src, dst))
     with Faults(emu) as faults:
         probe = GapProbe(emu, src, dst, seconds=3.0)
         emu.net[src.host].cmd("sleep 1")          # the probe's steady state before the fault
@@ -59,7 +55,7 @@ def test_one_direction_fault_is_invisible_to_carrier_but_drops(family_up):
     fab = emu.fabric
     src = fab.nic("p0s0h0-n1")
     peers = [n for n in fab.nics() if n.host != src.host and fab.reachable(src, n)]
-    link = link_of(emu, src.ports[0])
+    link = emu.fabric.host_link(src.ports[0])
     assert all(traffic.ping_all(emu, [(src, p) for p in peers]).values())
     rx = f"/sys/class/net/{link.b_intf}/statistics/rx_packets"
     with Faults(emu) as faults:

@@ -43,7 +43,7 @@ def host_has_nft_fault(state: runstate.RunState) -> bool:
 def test_ctrl_c_mid_fault_cleans_up(scenario, tmp_path):
     fab = make_fabric("hpn", {})
     port0 = fab.hosts[BUSY].nics[0].ports[0]
-    link = next(l for l in fab.host_links() if l.a_intf == port0)
+    link = fab.host_link(port0)
     proc = subprocess.Popen([sys.executable, "-m", "testbed", "run", scenario, "--out", str(tmp_path)],
                             cwd=PROJECT, start_new_session=True, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)

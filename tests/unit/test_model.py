@@ -93,3 +93,13 @@ def test_settings_from_strings_and_unknown_key():
         make_fabric("hpn", ["hosts=many"])
     with pytest.raises(ParamError, match="unknown family"):
         make_fabric("torus")
+
+
+def test_host_link_by_port_name():
+    fab = make_fabric("hpn")
+    nic = fab.nic("p0s0h0-n1")
+    link = fab.host_link(nic.ports[1])
+    assert (link.a, link.a_intf) == (nic.host, nic.ports[1])
+    assert (link.b, link.b_port) == fab.attachments(nic)[1]
+    with pytest.raises(ParamError, match="no host port"):
+        fab.host_link("p0e0-eth1")
