@@ -248,11 +248,8 @@ class Emulation:
 
     def announce(self) -> None:
         """Every host sends a gratuitous ARP on each NIC port."""
-        hosts = [self.net[h.name] for h in self.fabric.hosts.values()]
-        for node, host in zip(hosts, self.fabric.hosts.values()):   # all hosts at once
-            node.sendCmd(f"{sys.executable} -m testbed.garp " + " ".join(hostnet.garp_args(host)))
-        for node in hosts:
-            node.waitOutput()
+        sh.nodes_cmd([(self.net[h.name], f"{sys.executable} -m testbed.garp "
+                       + " ".join(hostnet.garp_args(h))) for h in self.fabric.hosts.values()])
 
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout

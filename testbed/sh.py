@@ -32,14 +32,17 @@ def node_cmd(node, script: str) -> str:
     return nodes_cmd([(node, script)])[0]
 
 
-def nodes_cmd(jobs: list[tuple[object, str]]) -> list[str]:
-    """Run one script per Mininet node, all nodes at once; raise if any script fails."""
-    for node, script in jobs:   # each node's shell works while we start the next
-        node.sendCmd(f"( set -e\n{script}\n) 2>&1; echo __rc=$?")
-    outputs = [node.waitOutput() for node, _ in jobs]
-    for (node, script), out in zip(jobs, outputs):
-        body, _, rc = out.rpartition("__rc=")
-        if rc.strip() != "0":
-            raise TestbedError(f"on {node.name}: script failed ({rc.strip()}):\n{script}\n"
-                               f"--- output:\n{body}")
-    return [out.rpartition("__rc=")[0] for out in outputs]
+def nodes_cmd(jobs: list[tuple[object, str]], timeout: float = 60) -> list[str]:
+    """Run one script per Mininet node, all nodes at once; raise if any script fails.
+
+    Each script is its own process in the node's namespace (`mnexec -da PID`), not a line
+    typed into the node's interactive shell: a Ctrl-C that interrupted that shell mid-command
+    must not stop cleanup from running commands in the node afterwards."""
+    procs = [node.popen(["bash", "-c", "set -e\n" + script], stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True) for node, script in jobs]
+    outputs = [proc.communicate(timeout=timeout)[0] for proc in procs]
+    for (node, script), proc, out in zip(jobs, procs, outputs):
+        if proc.returncode != 0:
+            raise TestbedError(f"on {node.name}: script failed ({proc.returncode}):\n{script}\n"
+                               f"--- output:\n{out}")
+    return outputs

@@ -68,4 +68,9 @@ def test_one_direction_fault_is_invisible_to_carrier_but_drops(family_up):
         assert not all(results.values()), results
         assert any(results.values()), results     # the other port still works
         assert int(sh.run(["cat", rx])) == before
+        # a Ctrl-C in the middle of a host command leaves the host's shell busy: the repair
+        # on leaving the block must not need that shell
+        emu.net[src.host].sendCmd("sleep 2")
+    assert emu.net[src.host].waiting
+    emu.net[src.host].waitOutput()
     assert all(traffic.ping_all(emu, [(src, p) for p in peers]).values())
