@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from testbed import sh
 from testbed.build import Emulation, wait_for
 from testbed.errors import TestbedError
 from testbed.topo.model import Nic
@@ -95,7 +96,10 @@ def run_flows(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[d
 
 
 def ping_all(emu: Emulation, pairs: list[tuple[Nic, Nic]], count: int = 1) -> dict[tuple[str, str], bool]:
-    """Ping every (src, dst) pair, each source host's pings in parallel; True where a reply came."""
+    """Ping every (src, dst) pair, each source host's pings in parallel; True where a reply came.
+
+    The pings run in a script of their own (sh.node_cmd), so its `wait` waits for them and not
+    for iperf3 clients running in the background of the host's shell."""
     by_host: dict[str, list[tuple[Nic, Nic]]] = {}
     for src, dst in pairs:
         by_host.setdefault(src.host, []).append((src, dst))
@@ -103,7 +107,7 @@ def ping_all(emu: Emulation, pairs: list[tuple[Nic, Nic]], count: int = 1) -> di
     for host, items in by_host.items():
         script = " ".join(f"(ping -q -n -c {count} -W 2 -I {s.ip} {d.ip} >/dev/null && echo OK {s.ip} {d.ip} "
                           f"|| echo NO {s.ip} {d.ip}) &" for s, d in items) + " wait"
-        for line in emu.net[host].cmd(script).splitlines():
+        for line in sh.node_cmd(emu.net[host], script).splitlines():
             parts = line.split()
             if len(parts) == 3 and parts[0] in ("OK", "NO"):
                 result[(parts[1], parts[2])] = parts[0] == "OK"

@@ -40,3 +40,20 @@ def test_dual_ported_nic_spreads_flows_over_both_ports(family_up):
     check = checks.bond_spreading(emu)
     assert check.passed, explain(emu, check)
     assert len(check.figures["share"]) == 2
+
+
+@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
+def test_ping_while_a_flow_runs_in_the_background(family_up):
+    """ping_all must not wait for a host's background iperf3 client to finish."""
+    emu = family_up
+    src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
+    flow = traffic.Flow(src, dst, dport=5301)
+    traffic.start_server(emu, dst, flow.dport)
+    out = f"/tmp/hpn-{emu.run_id}-bg.json"
+    pid = traffic.start_client(emu, flow, 30, out)
+    try:
+        assert all(traffic.ping_all(emu, [(src, dst)]).values())
+        assert emu.net[src.host].cmd(f"kill -0 {pid} && echo alive").strip() == "alive"
+    finally:
+        traffic.kill_quietly(emu, [pid])
+        emu.net[src.host].cmd(f"wait; rm -f {out}")
