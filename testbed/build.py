@@ -150,13 +150,11 @@ class Emulation:
         if self.net is not None:
             net, self.net = self.net, None
             try:
-                # bridges first, in one ovs-vsctl (OVS then reconfigures once, not once per
-                # vanishing port), then every link in one `ip -batch` instead of Mininet's shell
-                # round trip per link (deleting one end of a veth deletes the pair)
+                # links in one kernel batch instead of Mininet's shell round trip per link,
+                # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)
                 net.links = []
+                runstate.delete_links(self.root_intfs())
                 net.stop()
-                sh.run("ip -force -batch - 2>/dev/null || true", check=False,
-                       input="".join(f"link del {i}\n" for i in self.root_intfs()))
             except Exception as e:   # go on: runstate.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         if self.controller is not None:

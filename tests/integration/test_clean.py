@@ -44,3 +44,35 @@ def test_clean_removes_a_killed_run_and_only_that():
         if proc.poll() is None:
             proc.kill()
         sh.run(["ovs-vsctl", "--if-exists", "del-br", FOREIGN])
+
+
+@pytest.fixture
+def veths():
+    """Veth pairs this test makes itself: two to delete and a bystander that must stay."""
+    names = ["hpntestv0", "hpntestv1", "hpntestby"]
+    for n in names:
+        sh.run(["ip", "link", "add", n, "type", "veth", "peer", "name", n + "p"])
+    yield names
+    sh.run("ip -force -batch - 2>/dev/null || true", check=False,
+           input="".join(f"link del {n}\n" for n in names))
+
+
+def exists(name):
+    return os.path.exists(f"/sys/class/net/{name}")
+
+
+def test_delete_links_removes_the_pairs_named_and_nothing_else(veths):
+    ours, bystander = veths[:2], veths[2]
+    assert runstate.delete_links(ours + ["hpntestgone"]) == 2   # a missing name is no error
+    assert not any(exists(n) or exists(n + "p") for n in ours)
+    assert exists(bystander) and exists(bystander + "p")
+
+
+def test_delete_links_spares_a_foreign_interface_in_its_link_group(veths, monkeypatch):
+    ours, bystander = veths[:2], veths[2]
+    group = runstate._GROUP_BASE + 511
+    sh.run(["ip", "link", "set", "dev", bystander, "group", str(group)])   # already in the group
+    monkeypatch.setattr(runstate, "_unused_link_group", lambda: group)
+    assert runstate.delete_links(ours) == 2
+    assert not any(exists(n) for n in ours)
+    assert exists(bystander) and exists(bystander + "p")
