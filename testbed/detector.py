@@ -99,11 +99,13 @@ class Port:
 
 
 class Detector:
-    def __init__(self, nics: list[dict], interval: float, dead_after: float, recover: int, log):
+    def __init__(self, nics: list[dict], interval: float, dead_after: float, recover: int, log,
+                 make_port=Port):
         self.nics, self.interval, self.dead_after, self.recover, self.log = nics, interval, dead_after, recover, log
-        self.ports = [Port(p, nic) for nic in nics for p in nic["ports"]]
+        self.ports = [make_port(p, nic) for nic in nics for p in nic["ports"]]
         self.by_nic = {nic["ip"]: [p for p in self.ports if p.nic is nic] for nic in nics}
         self.running = True
+        self.last_tick: float | None = None
 
     def emit(self, **event) -> None:
         self.log.write(json.dumps({"t": round(time.monotonic(), 4), **event}) + "\n")
@@ -126,6 +128,15 @@ class Detector:
             subprocess.run(cmd, check=False, capture_output=True)
 
     def tick(self, now: float) -> None:
+        if self.last_tick is not None:
+            busy = now - self.last_tick - self.interval
+            if busy > self.interval:
+                # we sent no probes and read no answers for `busy` s (changing a bond, a starved
+                # CPU): that is our silence, not the ports'. Without this, the time one port's
+                # bond change takes can make every other port look dead.
+                for p in self.ports:
+                    p.last_reply += busy
+        self.last_tick = now
         for p in self.ports:
             silence = now - p.last_reply
             if p.live and silence > self.dead_after:

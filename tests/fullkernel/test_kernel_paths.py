@@ -3,6 +3,7 @@
 On a kernel without the modules these run inside tests/vm/run-lane. They fail, not skip, if the
 testbed silently fell back to its userspace paths.
 """
+import dataclasses
 import os
 import re
 
@@ -10,6 +11,7 @@ import pytest
 
 from testbed import checks, sh, system, traffic
 from testbed.build import Emulation, shaping_lines, wait_for
+from testbed.faults import Faults
 from testbed.topo import make_fabric
 
 pytestmark = pytest.mark.fullkernel
@@ -113,3 +115,40 @@ def test_dual_tor_link_failure_fails_over_through_the_bonding_driver(hpn):
         assert all(results.values()), results
     finally:
         hpn.net[link.b].cmd(f"ip link set {link.b_intf} up")
+
+
+def bond_slaves(emu, nic) -> list[str]:
+    return emu.net[nic.host].cmd(f"cat /sys/class/net/{nic.host}-n{nic.index}/bonding/slaves").split()
+
+
+def test_detector_takes_a_silent_port_out_of_the_linux_bond_and_back(hpn):
+    """Claim C4 on the bonding backend: a one-direction fault leaves carrier up, so only the
+    probe detector can see it; it releases the port from the bond and re-enslaves it on repair.
+    Probes every 100 ms, dead after 2 s: under the lane's emulated CPU the controller's answers
+    to the probes took over 0.5 s at times (a healthy port was taken out at 0.5 s)."""
+    fab = hpn.fabric
+    nic = fab.nic("p0s0h0-n1")
+    port = nic.ports[0]
+    peers = [n for n in fab.nics() if n.host != nic.host and fab.reachable(nic, n)]
+    options = hpn.options
+    hpn.options = dataclasses.replace(options, detector_interval=0.1, detector_dead_after=2.0)
+    hpn.start_detectors([nic.host])
+    try:
+        assert sorted(bond_slaves(hpn, nic)) == sorted(nic.ports)
+        with Faults(hpn) as faults:
+            faults.one_way(fab.host_link(port), "up")      # NIC port 0 -> ToR dropped
+            assert hpn.net[nic.host].cmd(f"cat /sys/class/net/{port}/carrier").strip() == "1"
+            wait_for("the detector to release the port from the bond",
+                     lambda: bond_slaves(hpn, nic) == [nic.ports[1]], 10)
+            wait_for("pings from the NIC to every peer", lambda: all(
+                traffic.ping_all(hpn, [(nic, p) for p in peers]).values()), 15, 0.1)
+        wait_for("the detector to put the port back in the bond",
+                 lambda: sorted(bond_slaves(hpn, nic)) == sorted(nic.ports), 10)
+        events = hpn.detector_events(nic.host)
+        downs = [e["port"] for e in events if e["event"] == "down"]
+        assert downs == [port], "\n".join(map(str, events))   # no other port was ever taken out
+    finally:
+        hpn.stop_detectors()
+        hpn.options = options
+    assert sorted(bond_slaves(hpn, nic)) == sorted(nic.ports)
+    assert re.search(rf"Slave Interface: {port}\s+MII Status: up", bond_info(hpn, nic))

@@ -1,0 +1,66 @@
+"""The detector's judgement of ports, on a clock the test drives (no sockets, no root)."""
+import io
+
+from testbed.detector import Detector, is_gateway_reply, probe_frame
+
+NIC = {"ip": "10.0.0.1", "mac": "02:00:0a:00:00:01", "table": 100, "main": True, "bond": None,
+       "ports": ["h-n0p0", "h-n0p1"]}
+INTERVAL, DEAD_AFTER = 0.015, 0.06
+
+
+class FakePort:
+    def __init__(self, name, nic):
+        self.name, self.nic = name, nic
+        self.last_reply, self.live, self.streak = 0.0, True, 0
+
+    def send(self):
+        pass
+
+
+def detector(applied):
+    det = Detector([NIC], INTERVAL, DEAD_AFTER, 5, io.StringIO(), make_port=FakePort)
+    det.apply = lambda nic, port: applied.append((port.name, port.live))
+    return det
+
+
+def run(det, start, end, answering):
+    """Tick every INTERVAL from `start` to `end`; the ports in `answering` answer each probe."""
+    t = start
+    while t < end:
+        det.tick(t)
+        for p in det.ports:
+            if p.name in answering:
+                p.last_reply, p.streak = t, p.streak + 1
+        t += INTERVAL
+    return t
+
+
+def test_a_silent_port_goes_out_and_comes_back():
+    applied = []
+    det = detector(applied)
+    t = run(det, 0.0, 0.3, {"h-n0p0", "h-n0p1"})
+    assert applied == []
+    t = run(det, t, t + 0.3, {"h-n0p1"})            # port 0's answers stop
+    assert applied == [("h-n0p0", False)]
+    run(det, t, t + 0.3, {"h-n0p0", "h-n0p1"})      # and come back
+    assert applied == [("h-n0p0", False), ("h-n0p0", True)]
+
+
+def test_time_the_detector_was_busy_is_no_ports_silence():
+    """A bond change can take longer than dead_after on a slow machine: no probes went out
+    meanwhile, so no port may be judged dead for the answers it could not give."""
+    applied = []
+    det = detector(applied)
+    t = run(det, 0.0, 0.3, {"h-n0p0", "h-n0p1"})
+    t = run(det, t + 1.0, t + 1.3, {"h-n0p0", "h-n0p1"})   # a second without a tick
+    assert applied == []
+    run(det, t + 1.0, t + 1.3, {"h-n0p1"})                  # a real silence is still seen
+    assert applied == [("h-n0p0", False)]
+
+
+def test_probe_and_reply_frames():
+    frame = probe_frame(NIC["ip"], NIC["mac"])
+    assert len(frame) == 42 and frame[:6] == b"\xff" * 6
+    assert not is_gateway_reply(frame, NIC["ip"])    # a request, not a reply
+    reply = frame[:20] + b"\x00\x02" + frame[22:28] + frame[38:42] + frame[22:28] + frame[28:32]
+    assert is_gateway_reply(reply, NIC["ip"])
