@@ -508,6 +508,12 @@ class Send:
     rate: float = 0                       # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
 
 
+def line_rate(fabric, nic: Nic) -> float:
+    """A NIC's emulated line rate in bytes/s (all its ports)."""
+    gbps = sum(l.gbps for l in fabric.host_links() if l.a_intf in nic.ports)
+    return gbps * fabric.params.scale * 1e6 / 8
+
+
 class Runner:
     """Runs collectives on a running Emulation (see `run`)."""
 
@@ -590,10 +596,8 @@ class Runner:
 
     def fair_rate(self, transfers: list[Transfer], t: Transfer) -> float:
         """Bytes/s for `t` when its NIC's line rate is shared by the NIC's transfers in the phase."""
-        fab = self.emu.fabric
-        line = sum(l.gbps for l in fab.host_links() if l.a_intf in t.src.ports) * fab.params.scale
         sharing = sum(1 for u in transfers if u.src == t.src and u.src.host != u.dst.host)
-        return self.pace * line * 1e6 / 8 / max(sharing, 1)
+        return self.pace * line_rate(self.emu.fabric, t.src) / max(sharing, 1)
 
     def run_phase(self, transfers: list[Transfer]) -> tuple[float, list[FlowRecord]]:
         sends = [Send(t.src, t.dst, t.nbytes, (t.sport or 0,), t.dport, phase=t.phase,
