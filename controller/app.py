@@ -3,13 +3,15 @@
 It only pushes what testbed.routing and testbed.policies compute and reacts to events:
 - switch connects: wipe it, install the base pipeline, then every rule it should hold;
 - gratuitous ARP from a host port: learn ip -> (switch, port, mac), recompute that NIC's routes;
-- ARP request for the gateway: answer it;
+- ARP request for the gateway: answered by the switch itself, with a rule installed at connect
+  (as a ToR's own CPU would answer; a host's probe then tests its link, not the controller);
 - port status: mark the port up or down and recompute every rule;
 - (policy adaptive) a TCP SYN/FIN/RST copied by a switch: track or forget that flow; every poll
   interval: ask every switch for its port counters and its per-flow counters, let
   policies.plan_moves decide which flows to pin where, push the per-flow rules.
 
-Pipeline. Table 0 classifies: ARP to the controller; with policy adaptive, TCP packets with SYN,
+Pipeline. Table 0 classifies: ARP for the gateway answered in place, other ARP to the
+controller; with policy adaptive, TCP packets with SYN,
 FIN or RST are also copied to the controller (first 128 bytes); everything else goes on to table 1.
 Table 1 forwards: /32 routes (priority 500; several next hops = a select group hashing the
 5-tuple), per-port core rules (550; a fast-failover group), per-flow rules (600, adaptive).
@@ -27,7 +29,7 @@ from os_ken.base import app_manager
 from os_ken.controller import event, ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from os_ken.lib import hub
-from os_ken.lib.packet import arp, ethernet, ipv4, packet, tcp
+from os_ken.lib.packet import arp, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
 from controller import ofp15
@@ -36,7 +38,7 @@ from testbed.routing import FIVE_TUPLE, Route, ecmp_basis, routes_to
 from testbed.topo import make_fabric
 from testbed.topo.model import GATEWAY_IP, GATEWAY_MAC
 
-PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1000, 900, 0          # table 0
+PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1100, 1000, 900, 0   # table 0
 PRIO_ROUTE, PRIO_CORE, PRIO_PINNED = 500, 550, 600        # table 1
 TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
 FLOW_COOKIE = 0x5EED_F10E                                  # marks per-flow rules
@@ -99,6 +101,9 @@ class FabricController(app_manager.OSKenApp):
         self.add_flow(dp, PRIO_ARP, parser.OFPMatch(eth_type=0x0806),
                       [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)],
                       table=TABLE_CLASSIFY, goto=None)
+        self.add_flow(dp, PRIO_GATEWAY_ARP,
+                      parser.OFPMatch(eth_type=0x0806, arp_op=1, arp_tpa=GATEWAY_IP),
+                      gateway_arp_reply(parser, ofp), table=TABLE_CLASSIFY, goto=None)
         if self.adaptive:   # the controller learns each TCP flow's path from its SYN at every hop
             for flag in (TCP_SYN, TCP_FIN, TCP_RST):
                 self.add_flow(dp, PRIO_SAMPLE,
@@ -123,9 +128,7 @@ class FabricController(app_manager.OSKenApp):
             if self.adaptive:
                 self.on_tcp_sample(name, in_port, pkt)
             return
-        if a.opcode == arp.ARP_REQUEST and a.dst_ip == GATEWAY_IP:
-            self.answer_gateway(dp, in_port, a)
-        elif a.src_ip == a.dst_ip and a.src_ip != GATEWAY_IP:   # gratuitous: a NIC announces itself
+        if a.src_ip == a.dst_ip and a.src_ip != GATEWAY_IP:   # gratuitous: a NIC announces itself
             entry = self.learned.setdefault(a.src_ip, {"mac": a.src_mac, "at": set()})
             if (name, in_port) not in entry["at"] or entry["mac"] != a.src_mac:
                 entry["mac"] = a.src_mac
@@ -367,17 +370,6 @@ class FabricController(app_manager.OSKenApp):
         dp.send_msg(parser.OFPFlowMod(dp, table_id=table, priority=priority, match=match,
                                       instructions=inst, cookie=cookie))
 
-    def answer_gateway(self, dp, in_port: int, request):
-        ofp, parser = dp.ofproto, dp.ofproto_parser
-        reply = packet.Packet()
-        reply.add_protocol(ethernet.ethernet(dst=request.src_mac, src=GATEWAY_MAC, ethertype=0x0806))
-        reply.add_protocol(arp.arp(opcode=arp.ARP_REPLY, src_mac=GATEWAY_MAC, src_ip=GATEWAY_IP,
-                                   dst_mac=request.src_mac, dst_ip=request.src_ip))
-        reply.serialize()
-        dp.send_msg(parser.OFPPacketOut(dp, buffer_id=ofp.OFP_NO_BUFFER,
-                                        match=parser.OFPMatch(in_port=ofp.OFPP_CONTROLLER),
-                                        actions=[parser.OFPActionOutput(in_port)], data=reply.data))
-
     def write_status(self):
         path = self.spec.get("status")
         if not path:
@@ -407,3 +399,17 @@ class FabricController(app_manager.OSKenApp):
         with open(path + ".tmp", "w") as f:
             json.dump(status, f)
         os.replace(path + ".tmp", path)
+
+
+def gateway_arp_reply(parser, ofp) -> list:
+    """Actions that turn an ARP request for the gateway into its reply, sent back where it came."""
+    def copy(src, dst, bits):
+        return parser.OFPActionCopyField(n_bits=bits, oxm_ids=[src, dst])
+    return [copy("eth_src", "eth_dst", 48),
+            parser.OFPActionSetField(eth_src=GATEWAY_MAC),
+            parser.OFPActionSetField(arp_op=2),
+            copy("arp_sha", "arp_tha", 48),
+            copy("arp_spa", "arp_tpa", 32),
+            parser.OFPActionSetField(arp_sha=GATEWAY_MAC),
+            parser.OFPActionSetField(arp_spa=GATEWAY_IP),
+            parser.OFPActionOutput(ofp.OFPP_IN_PORT)]

@@ -51,6 +51,7 @@ class Workload:
     pairs: list = field(default_factory=lambda: [(BUSY, PEER)])
     streams: int = 4
     interval: float = 0.2          # iperf3 report interval (s)
+    stream_mbit: float | None = None   # cap each stream (iperf3 -b); None: as fast as TCP goes
 
     def start(self, seconds: float) -> "Workload":
         fab = self.emu.fabric
@@ -67,12 +68,14 @@ class Workload:
         self.sampler = Sampler(sorted({i for v in self.host_intfs.values() for i in v}),
                                interval=0.1, counter="rx_bytes", queues=False).__enter__()
         for flow in self.flows:
-            traffic.start_server(self.emu, flow.dst, flow.dport)
+            traffic.start_server(self.emu, flow.dst, flow.dport, self.interval)
         for i, flow in enumerate(self.flows):
             out = f"/tmp/hpn-{self.emu.run_id}-w{i}.json"
             t = self.now()
             self.clients.append((flow, traffic.start_client(self.emu, flow, seconds, out,
-                                                            interval=self.interval), out, t))
+                                                            interval=self.interval,
+                                                            rate_mbit=self.stream_mbit,
+                                                            server_output=True), out, t))
         self.seconds = seconds
         return self
 
@@ -103,17 +106,20 @@ class Workload:
         return out
 
     def streams_of(self, nic_name: str) -> dict[str, list[tuple[float, float]]]:
-        """Per-stream sender rates of a NIC's iperf3 client, keyed 'sport:port it left on'."""
+        """Per-stream rates of a NIC's iperf3 client as its receiver saw them (what arrived, not
+        what the sender wrote into its socket buffer), keyed 'sport:port it left on'."""
         out = {}
         for flow, result, t in self.results:
             if flow.src.name != nic_name:
                 continue
-            series = iperf_intervals(result, offset=t)["streams"]
-            for c in result["start"]["connected"]:
+            received = result["server_output_json"]
+            series = iperf_intervals(received, offset=t)["streams"]
+            for c in received["start"]["connected"]:
+                sport = c["remote_port"]
                 dev = re.search(r"\bdev (\S+)", self.emu.net[flow.src.host].cmd(
                     f"ip route get {flow.dst.ip} from {flow.src.ip} ipproto tcp "
-                    f"sport {c['local_port']} dport {flow.dport}"))
-                out[f"{c['local_port']}:{dev.group(1) if dev else '?'}"] = series.get(c["socket"], [])
+                    f"sport {sport} dport {flow.dport}"))
+                out[f"{sport}:{dev.group(1) if dev else '?'}"] = series.get(c["socket"], [])
         return out
 
 

@@ -5,9 +5,10 @@
 Carrier tells a NIC nothing about a link whose NIC-to-ToR direction is dead (HPN's one-way fault:
 the ToR saw it, the NIC firmware ignored Link Fault Signaling). This detector does what carrier
 cannot: every `interval` it sends, on each port of each dual-ported NIC, an ARP request for the
-gateway (10.255.255.254), which the controller answers through the ToR that received it. A port
-from which no answer has come for `dead_after` seconds is taken out of the NIC's bond; it is put
-back once `recover` answers in a row have come again (probes keep running on a removed port).
+gateway (10.255.255.254), which the ToR that received it answers itself (a rule the controller
+installs on every switch, as a ToR's own CPU would answer). A port from which no answer has
+come for `dead_after` seconds is taken out of the NIC's bond; it is put back once `recover`
+answers in a row have come again (probes keep running on a removed port).
 
 Taking a port out:
 - multipath backend: the NIC's routing table (and the main table for the host's first NIC) is

@@ -32,10 +32,12 @@ def _background(node, command: str) -> int:
     return int(out.strip().split()[-1])
 
 
-def start_server(emu: Emulation, nic: Nic, port: int) -> int:
-    """An iperf3 server bound to `nic` on `port`, ready when this returns; its PID."""
+def start_server(emu: Emulation, nic: Nic, port: int, interval: float = 0.5) -> int:
+    """An iperf3 server bound to `nic` on `port`, ready when this returns; its PID.
+
+    It reports every `interval` s in JSON, which a client's --get-server-output brings back."""
     node = emu.net[nic.host]
-    pid = _background(node, f"iperf3 -s -1 -B {nic.ip} -p {port}")
+    pid = _background(node, f"iperf3 -s -1 -J -i {interval} -B {nic.ip} -p {port}")
     emu.state.add("pids", [pid, IPERF_MARKER])
     wait_for(f"iperf3 server on {nic.ip}:{port}",
              lambda: f"{nic.ip}:{port} " in node.cmd(f"ss -Hltn sport = :{port}"), 10)
@@ -43,14 +45,17 @@ def start_server(emu: Emulation, nic: Nic, port: int) -> int:
 
 
 def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5,
-                   omit: int = 0) -> str:
-    """`omit`: leave the first seconds (TCP slow start) out of iperf3's totals."""
+                   omit: int = 0, server_output: bool = False) -> str:
+    """`omit`: leave the first seconds (TCP slow start) out of iperf3's totals; `server_output`:
+    add the receiver's JSON (what arrived, per interval) as "server_output_json"."""
     cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
            f"-i {interval} -P {flow.parallel}")
     if omit:
         cmd += f" -O {omit}"
     if flow.sport:
         cmd += f" --cport {flow.sport}"
+    if server_output:
+        cmd += " --get-server-output"
     if flow.proto == "udp":
         cmd += " -u"
     if rate_mbit:

@@ -1,6 +1,7 @@
 """The host-side probe-based detector (claim C4): a one-direction fault that carrier cannot see
 is found by ARP probes to the gateway, the port leaves the NIC's bond, traffic recovers, and the
 port returns once the fault is repaired."""
+import re
 import time
 
 import pytest
@@ -9,6 +10,7 @@ from testbed import traffic
 from testbed.build import Emulation, Options, wait_for
 from testbed.faults import Faults
 from testbed.topo import make_fabric
+from testbed.topo.model import GATEWAY_IP
 
 from .conftest import leftovers
 
@@ -44,6 +46,16 @@ def test_detector_runs_only_where_asked_and_is_recorded(emu):
     assert [pid, Emulation.DETECTOR_MARKER] in emu.state.data["pids"]   # so `clean` ends it
     assert Emulation.DETECTOR_MARKER.encode() in open(f"/proc/{pid}/cmdline", "rb").read()
     assert emu.detector_events(HOST)[0]["event"] == "start"
+
+
+def test_the_tor_answers_the_probes_itself(emu):
+    """The controller installs an ARP responder for the gateway on every switch: a probe tests
+    the port's link to its ToR, not the controller's latency."""
+    for port in emu.fabric.hosts[HOST].nics[0].ports:
+        link = emu.fabric.host_link(port)
+        match = f"table=0,arp,arp_op=1,arp_tpa={GATEWAY_IP}"
+        wait_for(f"{link.b} to answer probes from {port}", lambda: int(re.search(
+            r"n_packets=(\d+)", emu.ofctl("dump-flows", link.b, match)).group(1)) > 0, 5)
 
 
 def test_one_direction_fault_is_detected_and_traffic_recovers(emu):
