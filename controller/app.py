@@ -10,9 +10,9 @@ It only pushes what testbed.routing and testbed.policies compute and reacts to e
   interval: ask every switch for its port counters and its per-flow counters, let
   policies.plan_moves decide which flows to pin where, push the per-flow rules.
 
-Pipeline. Table 0 classifies: ARP for the gateway answered in place, other ARP to the
-controller; with policy adaptive, TCP packets with SYN,
-FIN or RST are also copied to the controller (first 128 bytes); everything else goes on to table 1.
+Pipeline. Table 0 classifies: ARP for the gateway is answered in place, other ARP goes to the
+controller; with policy adaptive, TCP packets with SYN, FIN or RST are also copied to the
+controller (first 128 bytes); everything else goes on to table 1.
 Table 1 forwards: /32 routes (priority 500; several next hops = a select group hashing the
 5-tuple), per-port core rules (550; a fast-failover group), per-flow rules (600, adaptive).
 It writes a small status file (learned NICs, connected switches, rules, adaptive moves) that the

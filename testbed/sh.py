@@ -40,7 +40,13 @@ def nodes_cmd(jobs: list[tuple[object, str]], timeout: float = 60) -> list[str]:
     must not stop cleanup from running commands in the node afterwards."""
     procs = [node.popen(["bash", "-c", "set -e\n" + script], stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True) for node, script in jobs]
-    outputs = [proc.communicate(timeout=timeout)[0] for proc in procs]
+    try:
+        outputs = [proc.communicate(timeout=timeout)[0] for proc in procs]
+    except subprocess.TimeoutExpired as e:
+        for proc in procs:   # ours, by PID: none may outlive the call
+            proc.kill()
+            proc.wait()
+        raise TestbedError(f"a node script ran longer than {timeout:.0f} s: {e.cmd}") from None
     for (node, script), proc, out in zip(jobs, procs, outputs):
         if proc.returncode != 0:
             raise TestbedError(f"on {node.name}: script failed ({proc.returncode}):\n{script}\n"
