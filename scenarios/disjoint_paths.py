@@ -64,7 +64,7 @@ class DisjointPaths(Scenario):
                             sports, paths = tuple(s for s, _ in found), [p for _, p in found]
                             policy = "least-queued"
                         spines.update(spine_of(p) for p in paths)
-                        rate = PACE * C.line_rate(fab, src) / len(sports)
+                        rate = PACE * fab.line_mbit(src) * 1e6 / 8 / len(sports)   # bytes/s
                         sends.append(C.Send(src, dst, nbytes, sports, dport, MESSAGE, policy, rate=rate))
                     (seconds, results), b = cpu_busy_fraction(lambda: C.Runner(emu).run_sends(sends))
                     busy.append(b)

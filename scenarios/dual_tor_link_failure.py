@@ -158,7 +158,7 @@ class DualTorLinkFailure(Scenario):
             series = w.series(host_intfs, t_ref=t_fault)
             recover = next((t for t, v in series if t > t_repair - t_fault and v >= 0.9 * baseline), None)
             return {"ports": len(host_intfs), "nics": len(fab.hosts[BUSY].nics),
-                    "line_mbps": sum(l.gbps * fab.params.scale for l in fab.host_links() if l.a == BUSY),
+                    "line_mbps": fab.line_mbit(BUSY),
                     "baseline_mbps": round(baseline, 2), "during_mbps": round(during, 2),
                     "repaired_mbps": round(repaired, 2),
                     "loss": round(1 - during / baseline, 3) if baseline else None,

@@ -34,7 +34,7 @@ class LinkFlap(Scenario):
             nic_series = w.series(w.nic_intfs[nic0.name], smooth=1)
             # the job waits for its slowest NIC: its progress stalls while any NIC's rate is ~0
             nic_stall = stalled([(t, v) for t, v in nic_series], t0, end, 0.1 * nic_base)
-            return {"line_mbps": sum(l.gbps * fab.params.scale for l in fab.host_links() if l.a == BUSY),
+            return {"line_mbps": fab.line_mbit(BUSY),
                     "baseline_mbps": round(baseline, 2),
                     "during_train_mbps": round(w.rate(host_intfs, t0, t1), 2),
                     "after_train_mbps": round(w.rate(host_intfs, t1, end), 2),

@@ -10,7 +10,6 @@ about five runs looked stuck even though the detector had done its work in 0.1 s
 from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
-from testbed.collectives import line_rate
 from scenarios.dual_tor_link_failure import BUSY, PEER, Workload, hpn, stalled
 from testbed.build import Emulation
 from testbed.faults import Faults
@@ -33,7 +32,7 @@ class OneWayFault(Scenario):
         if detector:
             emu.start_detectors([BUSY])
         with Faults(emu) as faults:
-            mbit = LOAD * line_rate(fab, nic0) * 8 / 1e6 / STREAMS
+            mbit = LOAD * fab.line_mbit(nic0) / STREAMS
             w = Workload(emu, streams=STREAMS, stream_mbit=mbit).start(warm + base + fault + after)
             w.at(warm + base)
             t_fault = w.now()

@@ -30,8 +30,7 @@ class TorFailure(Scenario):
             faults.repair_all()
             w.finish()
             end = w.now()
-            out = {"line_mbps": {h: sum(l.gbps * fab.params.scale for l in fab.host_links() if l.a == h)
-                                 for h in hosts}, "setup": emu.describe(), "hosts": {}}
+            out = {"line_mbps": {h: fab.line_mbit(h) for h in hosts}, "setup": emu.describe(), "hosts": {}}
             for h in hosts:
                 nic0 = fab.hosts[h].nics[0]
                 b = w.rate(w.host_intfs[h], warm, t_fault)

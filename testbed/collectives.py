@@ -508,12 +508,6 @@ class Send:
     rate: float = 0                       # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
 
 
-def line_rate(fabric, nic: Nic) -> float:
-    """A NIC's emulated line rate in bytes/s (all its ports)."""
-    gbps = sum(l.gbps for l in fabric.host_links() if l.a_intf in nic.ports)
-    return gbps * fabric.params.scale * 1e6 / 8
-
-
 class Runner:
     """Runs collectives on a running Emulation (see `run`)."""
 
@@ -597,7 +591,7 @@ class Runner:
     def fair_rate(self, transfers: list[Transfer], t: Transfer) -> float:
         """Bytes/s for `t` when its NIC's line rate is shared by the NIC's transfers in the phase."""
         sharing = sum(1 for u in transfers if u.src == t.src and u.src.host != u.dst.host)
-        return self.pace * line_rate(self.emu.fabric, t.src) / max(sharing, 1)
+        return self.pace * self.emu.fabric.line_mbit(t.src) * 1e6 / 8 / max(sharing, 1)
 
     def run_phase(self, transfers: list[Transfer]) -> tuple[float, list[FlowRecord]]:
         sends = [Send(t.src, t.dst, t.nbytes, (t.sport or 0,), t.dport, phase=t.phase,

@@ -154,6 +154,13 @@ class Fabric:
     def host_links(self) -> list[Link]:
         return [l for l in self.links if l.a not in self.switches]
 
+    def line_mbit(self, owner: "str | Nic") -> float:
+        """Emulated line rate (Mbit/s: the paper's Gb/s times `scale`) of a NIC's ports, or of
+        every port of a host given by name."""
+        ports = owner.ports if isinstance(owner, Nic) else \
+            [p for nic in self.hosts[owner].nics for p in nic.ports]
+        return sum(l.gbps for l in self.host_links() if l.a_intf in ports) * self.params.scale
+
     def adjacency(self) -> dict[str, list[tuple[int, str, int]]]:
         """switch -> [(local port, neighbour switch, neighbour port)] over switch-to-switch links."""
         adj: dict[str, list[tuple[int, str, int]]] = defaultdict(list)

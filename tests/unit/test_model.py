@@ -103,3 +103,13 @@ def test_host_link_by_port_name():
     assert (link.b, link.b_port) == fab.attachments(nic)[1]
     with pytest.raises(ParamError, match="no host port"):
         fab.host_link("p0e0-eth1")
+
+
+def test_line_rate_of_a_nic_and_of_a_host():
+    fab = make_fabric("hpn", {})
+    p = fab.params
+    nic = fab.nic("p0s0h0-n0")
+    assert fab.line_mbit(nic) == pytest.approx(2 * p.host_gbps * p.scale)     # dual-ported
+    assert fab.line_mbit("p0s0h0") == pytest.approx(p.nics * 2 * p.host_gbps * p.scale)
+    single = make_fabric("hpn", {"single_tor": True})
+    assert single.line_mbit("p0s0h0") == pytest.approx(p.nics * p.host_gbps * p.scale)
