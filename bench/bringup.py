@@ -13,9 +13,9 @@ import argparse
 import statistics
 import time
 
-from testbed import system
-from testbed.build import Emulation
-from testbed.topo import make_fabric
+from testbed.emulation import system
+from testbed.emulation.build import Emulation
+from testbed.model import make_fabric
 
 
 def stock(fabric) -> float:

@@ -1,6 +1,6 @@
 """The fabric controller: an app written against the Ryu API (run on os-ken).
 
-It only pushes what testbed.routing and testbed.policies compute and reacts to events:
+It only pushes what testbed.model.routing and testbed.model.policies compute and reacts to events:
 - switch connects: wipe it, install the base pipeline, then every rule it should hold;
 - gratuitous ARP from a host port: learn ip -> (switch, port, mac), recompute that NIC's routes;
 - ARP request for the gateway: answered by the switch itself, with a rule installed at connect
@@ -33,10 +33,9 @@ from os_ken.lib.packet import arp, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
 from controller import ofp15
-from testbed import policies
-from testbed.routing import FIVE_TUPLE, Route, ecmp_basis, routes_to
-from testbed.topo import make_fabric
-from testbed.topo.model import GATEWAY_IP, GATEWAY_MAC
+from testbed.model import make_fabric, policies
+from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
+from testbed.model.routing import FIVE_TUPLE, Route, ecmp_basis, routes_to
 
 PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1100, 1000, 900, 0   # table 0
 PRIO_ROUTE, PRIO_CORE, PRIO_PINNED = 500, 550, 600        # table 1

@@ -9,24 +9,18 @@ it cannot kill, so a normal shutdown (AppManager.close) would hang.
 import logging
 import os
 import signal
-import socket
 import sys
 
+# isort: off
 from os_ken import cfg
 from os_ken import log as osken_log
 # app_manager first: importing os_ken.controller.controller first hits a
 # circular import inside os-ken.
 from os_ken.base.app_manager import AppManager
 import os_ken.controller.controller  # noqa: F401,E402  registers --ofp-* opts
+# isort: on
 
 from controller import ofp15
-
-
-def free_port(host='127.0.0.1'):
-    """A TCP port that was free on ``host`` a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def _exit_now(signum, _frame):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from testbed.errors import ParamError
+from testbed.core.errors import ParamError
 
 MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe", "disjoint_paths", "routing_policies",
                       "dual_tor_link_failure", "link_flap", "one_way_fault", "tor_failure"]   # module names under scenarios/, in the order `list` shows them

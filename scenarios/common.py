@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from testbed.collectives import Collective
+from testbed.workload.collectives import Collective
 
 BUSY_LIMIT = 0.9      # above this the CPU, not the fabric, was the bottleneck (Handigol et al.)
 

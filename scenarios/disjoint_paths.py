@@ -20,11 +20,11 @@ from collections import Counter
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import setup_of, valid
-from testbed import collectives as C
-from testbed import pathsel
-from testbed.build import Emulation, Options
-from testbed.meters import cpu_busy_fraction
-from testbed.topo import make_fabric
+from testbed.emulation.build import Emulation, Options
+from testbed.measure.meters import cpu_busy_fraction
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
+from testbed.workload import pathsel
 
 SCALE = 0.02        # 400G -> 8 Mbit/s
 MESSAGE = 64_000

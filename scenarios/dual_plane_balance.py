@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import setup_of, valid
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import Sampler, cpu_busy_fraction
-from testbed.topo import make_fabric
-from testbed.trace import emulation_trace, first_port
+from testbed.emulation.build import Emulation, Options
+from testbed.emulation.trace import emulation_trace, first_port
+from testbed.measure.meters import Sampler, cpu_busy_fraction
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 LOAD = 0.8            # offered load as a fraction of the destination NIC's two ports
 SENDERS = 3
@@ -25,9 +25,8 @@ SENDERS = 3
 
 def pick_sport(emu, src, dst, dport: int, start: int, port: str) -> int:
     """The first source port from `start` on that the sending host hashes onto its `port`."""
-    host_cmd = lambda host, cmd: emu.net[host].cmd(cmd)
     sport = start
-    while first_port(host_cmd, src, dst, "tcp", sport, dport) != port:
+    while first_port(emu.net, src, dst, "tcp", sport, dport) != port:
         sport += 1
     return sport
 
@@ -51,7 +50,7 @@ class DualPlaneBalance(Scenario):
                 senders = [fab.hosts[h].nics[1] for h in sorted(fab.hosts) if h != dst.host][:SENDERS]
                 port_links = [l for l in fab.host_links() if l.a_intf in dst.ports]
                 intfs = [l.b_intf for l in sorted(port_links, key=lambda l: l.a_intf)]
-                capacity = sum(l.gbps for l in port_links) * fab.params.scale * 1e6 / 8   # bytes/s
+                capacity = sum(fab.link_mbit(l) for l in port_links) * 1e6 / 8   # bytes/s
                 rate = LOAD * capacity / (2 * len(senders))
                 per_round = []
                 for r in range(rounds):

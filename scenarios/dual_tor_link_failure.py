@@ -8,16 +8,16 @@ switch ends (what the ToRs received from it), sampled every 0.1 s.
 """
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 
 from scenarios.base import Result, Scenario, verdict
-from testbed import traffic
-from testbed.build import Emulation
-from testbed.faults import Faults, sleep_until
-from testbed.meters import Sampler, iperf_intervals, longest_stall
-from testbed.topo import make_fabric
+from testbed.core.wait import sleep_until
+from testbed.emulation.build import Emulation
+from testbed.emulation.faults import Faults
+from testbed.measure.meters import Sampler, iperf_intervals, longest_stall
+from testbed.model import make_fabric
+from testbed.workload import traffic
 
 BUSY, PEER = "p0s0h0", "p0s0h1"      # two hosts of one segment: traffic stays under the ToRs
 
@@ -32,10 +32,8 @@ def pick_cport(emu: Emulation, src, dst, streams: int, dport: int) -> int:
         return 41000
     best, best_spread = 41000, -1
     for base in range(41000, 41000 + 16 * streams * 8, 16 * streams):
-        out = emu.net[src.host].cmd(" ; ".join(
-            f"ip route get {dst.ip} from {src.ip} ipproto tcp sport {base + i} dport {dport}"
-            for i in range(streams)))
-        devs = re.findall(r"\bdev (\S+)", out)
+        devs = emu.net[src.host].route_devs(src.ip, dst.ip, "tcp",
+                                            [base + i for i in range(streams)], dport)
         spread = min(devs.count(p) for p in src.ports)
         if spread > best_spread:
             best, best_spread = base, spread
@@ -69,13 +67,12 @@ class Workload:
                                interval=0.1, counter="rx_bytes", queues=False).__enter__()
         for flow in self.flows:
             traffic.start_server(self.emu, flow.dst, flow.dport, self.interval)
-        for i, flow in enumerate(self.flows):
-            out = f"/tmp/hpn-{self.emu.run_id}-w{i}.json"
+        for flow in self.flows:
             t = self.now()
-            self.clients.append((flow, traffic.start_client(self.emu, flow, seconds, out,
-                                                            interval=self.interval,
-                                                            rate_mbit=self.stream_mbit,
-                                                            server_output=True), out, t))
+            self.clients.append((traffic.start_client(self.emu, flow, seconds,
+                                                      interval=self.interval,
+                                                      rate_mbit=self.stream_mbit,
+                                                      server_output=True), t))
         self.seconds = seconds
         return self
 
@@ -88,8 +85,8 @@ class Workload:
 
     def finish(self) -> None:
         try:
-            self.results = [(flow, traffic.wait_client(self.emu, flow, pid, out, self.seconds + 20), t)
-                            for flow, pid, out, t in self.clients]
+            self.results = [(client.flow, traffic.wait_client(self.emu, client, self.seconds + 20), t)
+                            for client, t in self.clients]
         finally:
             self.sampler.__exit__(None, None, None)
 
@@ -116,10 +113,9 @@ class Workload:
             series = iperf_intervals(received, offset=t)["streams"]
             for c in received["start"]["connected"]:
                 sport = c["remote_port"]
-                dev = re.search(r"\bdev (\S+)", self.emu.net[flow.src.host].cmd(
-                    f"ip route get {flow.dst.ip} from {flow.src.ip} ipproto tcp "
-                    f"sport {sport} dport {flow.dport}"))
-                out[f"{sport}:{dev.group(1) if dev else '?'}"] = series.get(c["socket"], [])
+                dev = self.emu.net[flow.src.host].route_dev(flow.src.ip, flow.dst.ip, "tcp", sport,
+                                                            flow.dport)
+                out[f"{sport}:{dev or '?'}"] = series.get(c["socket"], [])
         return out
 
 

@@ -15,11 +15,11 @@ from itertools import combinations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, uplinks, valid
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import Sampler, cpu_busy_fraction, imbalance
-from testbed.topo import make_fabric
-from testbed.trace import emulation_trace
+from testbed.emulation.build import Emulation, Options
+from testbed.emulation.trace import emulation_trace
+from testbed.measure.meters import Sampler, cpu_busy_fraction, imbalance
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.dual_tor_link_failure import BUSY, PEER, Workload, hpn, stalled
-from testbed.build import Emulation
-from testbed.faults import Faults
+from testbed.emulation.build import Emulation
+from testbed.emulation.faults import Faults
 
 
 class LinkFlap(Scenario):

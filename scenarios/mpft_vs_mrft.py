@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import median, setup_of, valid
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import cpu_busy_fraction
-from testbed.topo import make_fabric
+from testbed.emulation.build import Emulation, Options
+from testbed.measure.meters import cpu_busy_fraction
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 SCALE = 0.01          # 400G -> 4 Mbit/s: 8 NICs x 4 Mbit/s x 3 switch hops ~ 100 Mbit/s forwarded
 # "Equal" within what the emulator can tell apart: the best of three runs of one fabric varied by

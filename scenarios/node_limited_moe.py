@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import setup_of, valid
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import cpu_busy_fraction
-from testbed.topo import make_fabric
+from testbed.emulation.build import Emulation, Options
+from testbed.measure.meters import cpu_busy_fraction
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 SCALE = 0.01          # 400G -> 4 Mbit/s: 18 NICs stay well within what the datapath forwards
 HIDDEN, BD, BC = 7000, 1, 2

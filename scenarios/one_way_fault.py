@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.dual_tor_link_failure import BUSY, PEER, Workload, hpn, stalled
-from testbed.build import Emulation
-from testbed.faults import Faults
+from testbed.emulation.build import Emulation
+from testbed.emulation.detectors import Detectors
+from testbed.emulation.faults import Faults
 
 LOAD = 0.45   # of each NIC's line rate: one port can carry all of it
 STREAMS = 4
@@ -29,9 +30,8 @@ class OneWayFault(Scenario):
         fab = emu.fabric
         nic0 = fab.hosts[BUSY].nics[0]
         link = fab.host_link(nic0.ports[0])
-        if detector:
-            emu.start_detectors([BUSY])
-        with Faults(emu) as faults:
+        detectors = Detectors(emu, [BUSY] if detector else [])
+        with detectors, Faults(emu) as faults:
             mbit = LOAD * fab.line_mbit(nic0) / STREAMS
             w = Workload(emu, streams=STREAMS, stream_mbit=mbit).start(warm + base + fault + after)
             w.at(warm + base)
@@ -42,9 +42,8 @@ class OneWayFault(Scenario):
             w.at(warm + base + fault)
             t_repair = w.now()
             faults.repair_all()
-        w.finish()
-        events = emu.detector_events(BUSY) if detector else []
-        emu.stop_detectors()
+            w.finish()
+            events = detectors.events(BUSY) if detector else []
         downs = [e for e in events if e["event"] == "down" and e["port"] == link.a_intf and e["t"] >= t_mono]
         streams = w.streams_of(nic0.name)
         nic_base = w.rate(w.nic_intfs[nic0.name], warm, t_fault)

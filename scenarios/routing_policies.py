@@ -5,17 +5,17 @@ hosts). Two TP-2 groups run a reduce-scatter at once, each between a host on lea
 leaf 1, so four flows cross the spines, two up from each leaf. Under ECMP the hash decides
 whether a leaf's two flows share an uplink (then each gets half); `policy: static` is given the
 traffic matrix and places the flows on disjoint links; `policy: adaptive` starts on ECMP and
-moves a flow off a hot link (a controller loop, about a second: see testbed/policies.py).
+moves a flow off a hot link (a controller loop, about a second: see testbed/model/policies).
 Several rounds with different source ports; bus bandwidth as nccl-tests computes it.
 """
 from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, valid
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import cpu_busy_fraction
-from testbed.topo import make_fabric
+from testbed.emulation.build import Emulation, Options
+from testbed.measure.meters import cpu_busy_fraction
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 SCALE = 0.02        # 400G -> 8 Mbit/s
 PARAMS = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "scale": SCALE}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from scenarios.base import Result, Scenario, verdict
 from scenarios.dual_tor_link_failure import BUSY, PEER, Workload, hpn
-from testbed.build import Emulation
-from testbed.faults import Faults
+from testbed.emulation.build import Emulation
+from testbed.emulation.faults import Faults
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
 

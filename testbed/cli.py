@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 
-from testbed.errors import ParamError, TestbedError
+from testbed.core.errors import ParamError, TestbedError
 
 FAMILY_HELP = "hpn | mpft | mrft | clos3"
 
@@ -36,7 +36,7 @@ def _print_json(data) -> None:
 
 # ---- doctor ----
 def cmd_doctor(args) -> int:
-    from testbed import system
+    from testbed.emulation import system
     feats = system.features()
     report = {
         "features": feats,
@@ -72,7 +72,7 @@ def cmd_doctor(args) -> int:
 
 # ---- topo ----
 def cmd_topo_budget(args) -> int:
-    from testbed.topo import budget
+    from testbed.model import budget
     data = budget.budget(args.family, args.preset)
     if args.json:
         _print_json(data)
@@ -82,7 +82,7 @@ def cmd_topo_budget(args) -> int:
 
 
 def cmd_topo_show(args) -> int:
-    from testbed.topo import make_fabric
+    from testbed.model import make_fabric
     fab = make_fabric(args.family, args.set)
     summary = fab.summary()
     nics = fab.nics()
@@ -90,7 +90,7 @@ def cmd_topo_show(args) -> int:
     summary["equal_cost_paths"] = {"src": nics[0].name, "dst": far.name,
                                    "paths": fab.equal_cost_paths(nics[0], far)}
     if args.png:
-        from testbed.topo import draw
+        from testbed.model import draw
         draw.draw(fab, args.png)
         summary["png"] = args.png
     if args.json:
@@ -113,7 +113,7 @@ def cmd_topo_show(args) -> int:
 
 # ---- up / clean ----
 def _routing(args) -> dict:
-    """The routing options of `up` (see testbed/policies.py), checked before anything is built."""
+    """The routing options of `up` (see testbed/model/policies), checked before anything is built."""
     routing = {}
     for key in ("ecmp", "core", "policy"):
         if getattr(args, key, None):
@@ -127,16 +127,16 @@ def _routing(args) -> dict:
                 raise ParamError(f"--pair {pair!r}: expected SRC,DST")
             routing["matrix"].append([src.strip(), dst.strip()])
     if getattr(args, "family", None):
-        from testbed.policies import normalize
-        from testbed.topo import make_fabric
+        from testbed.model import make_fabric
+        from testbed.model.policies import normalize
         normalize(make_fabric(args.family, args.set), routing)   # ParamError on a bad option
     return routing
 
 
 def cmd_up(args) -> int:
-    from testbed import checks
-    from testbed.build import Emulation, Options
-    from testbed.topo import make_fabric
+    from testbed.emulation.build import Emulation, Options
+    from testbed.measure import checks
+    from testbed.model import make_fabric
     fab = make_fabric(args.family, args.set)      # validated before anything is created
     with Emulation(fab, Options(routing=_routing(args), detector=args.detector)) as emu:
         info = emu.describe()
@@ -165,9 +165,10 @@ def cmd_up(args) -> int:
 
 
 def cmd_trace(args) -> int:
-    from testbed import runstate, sh
-    from testbed.topo import make_fabric
-    from testbed.trace import trace
+    from testbed.emulation import runstate
+    from testbed.emulation.hosts import AttachedHost
+    from testbed.emulation.trace import trace
+    from testbed.model import make_fabric
     states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
     if args.fabric not in states:
         raise ParamError(f"no running fabric {args.fabric!r}; running: {', '.join(states) or 'none'}")
@@ -175,11 +176,8 @@ def cmd_trace(args) -> int:
     spec = json.loads((state.dir / "spec.json").read_text())
     fab = make_fabric(spec["family"], spec["params"])
     src, dst = fab.nic(args.src), fab.nic(args.dst)
-    pids = state.data["hosts"]
-
-    def host_cmd(host, cmd):
-        return sh.run(["nsenter", "-t", str(pids[host]), "-n", "sh", "-c", cmd], check=False)
-    hops = trace(fab, host_cmd, src, dst, args.proto, args.sport, args.dport)
+    hosts = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}
+    hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport)
     if args.json:
         _print_json({"src": src.ip, "dst": dst.ip, "proto": args.proto, "sport": args.sport,
                      "dport": args.dport, "hops": [h.__dict__ for h in hops]})
@@ -245,7 +243,7 @@ def _styled(verdict: str) -> str:
 
 
 def cmd_clean(args) -> int:
-    from testbed import runstate
+    from testbed.emulation import runstate
     done = runstate.clean(include_live=args.all)
     for line in done:
         print(line)

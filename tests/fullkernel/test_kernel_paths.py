@@ -3,16 +3,20 @@
 On a kernel without the modules these run inside tests/vm/run-lane. They fail, not skip, if the
 testbed silently fell back to its userspace paths.
 """
-import dataclasses
 import os
 import re
 
 import pytest
 
-from testbed import checks, sh, system, traffic
-from testbed.build import Emulation, shaping_lines, wait_for
-from testbed.faults import Faults
-from testbed.topo import make_fabric
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation import system
+from testbed.emulation.build import Emulation, shaping_lines
+from testbed.emulation.detectors import Detectors
+from testbed.emulation.faults import Faults
+from testbed.measure import checks
+from testbed.model import make_fabric
+from testbed.workload import traffic
 
 pytestmark = pytest.mark.fullkernel
 
@@ -130,10 +134,7 @@ def test_detector_takes_a_silent_port_out_of_the_linux_bond_and_back(hpn):
     nic = fab.nic("p0s0h0-n1")
     port = nic.ports[0]
     peers = [n for n in fab.nics() if n.host != nic.host and fab.reachable(nic, n)]
-    options = hpn.options
-    hpn.options = dataclasses.replace(options, detector_interval=0.1, detector_dead_after=2.0)
-    hpn.start_detectors([nic.host])
-    try:
+    with Detectors(hpn, [nic.host], interval=0.1, dead_after=2.0) as detectors:
         assert sorted(bond_slaves(hpn, nic)) == sorted(nic.ports)
         with Faults(hpn) as faults:
             faults.one_way(fab.host_link(port), "up")      # NIC port 0 -> ToR dropped
@@ -144,11 +145,8 @@ def test_detector_takes_a_silent_port_out_of_the_linux_bond_and_back(hpn):
                 traffic.ping_all(hpn, [(nic, p) for p in peers]).values()), 15, 0.1)
         wait_for("the detector to put the port back in the bond",
                  lambda: sorted(bond_slaves(hpn, nic)) == sorted(nic.ports), 10)
-        events = hpn.detector_events(nic.host)
+        events = detectors.events(nic.host)
         downs = [e["port"] for e in events if e["event"] == "down"]
         assert downs == [port], "\n".join(map(str, events))   # no other port was ever taken out
-    finally:
-        hpn.stop_detectors()
-        hpn.options = options
     assert sorted(bond_slaves(hpn, nic)) == sorted(nic.ports)
     assert re.search(rf"Slave Interface: {port}\s+MII Status: up", bond_info(hpn, nic))

@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from testbed import runstate
-from testbed.build import Emulation, Options
-from testbed.topo import make_fabric
+from testbed.emulation import runstate
+from testbed.emulation.build import Emulation, Options
+from testbed.model import make_fabric
 
 
 def leftovers(emu: Emulation) -> list[str]:
@@ -19,9 +19,7 @@ def leftovers(emu: Emulation) -> list[str]:
     left += [f"bridge {b}" for b in set(emu.fabric.switches) & runstate.all_bridges()]
     if emu.state.dir.exists():
         left.append(f"run state {emu.state.dir}")
-    for pid, marker in emu.state.data["pids"]:
-        if runstate._owns(pid, marker):
-            left.append(f"process {pid} ({marker})")
+    left += [f"process {pid} ({marker})" for pid, marker in emu.state.live_processes()]
     return left
 
 

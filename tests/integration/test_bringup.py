@@ -1,7 +1,8 @@
 """Every family at its default size on real OVS with the real controller."""
 import pytest
 
-from testbed import checks, traffic
+from testbed.measure import checks
+from testbed.workload import traffic
 
 pytestmark = pytest.mark.integration
 FAMILIES = ["hpn", "mpft", "mrft", "clos3"]
@@ -49,11 +50,9 @@ def test_ping_while_a_flow_runs_in_the_background(family_up):
     src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
     flow = traffic.Flow(src, dst, dport=5301)
     traffic.start_server(emu, dst, flow.dport)
-    out = f"/tmp/hpn-{emu.run_id}-bg.json"
-    pid = traffic.start_client(emu, flow, 30, out)
+    client = traffic.start_client(emu, flow, 30)
     try:
         assert all(traffic.ping_all(emu, [(src, dst)]).values())
-        assert emu.net[src.host].cmd(f"kill -0 {pid} && echo alive").strip() == "alive"
+        assert client.proc.poll() is None, "the client ended before the pings did"
     finally:
-        traffic.kill_quietly(emu, [pid])
-        emu.net[src.host].cmd(f"wait; rm -f {out}")
+        traffic.stop_clients(emu, [client])

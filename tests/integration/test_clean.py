@@ -6,8 +6,9 @@ import sys
 
 import pytest
 
-from testbed import runstate, sh
-from testbed.build import wait_for
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation import runstate
 
 pytestmark = pytest.mark.integration
 FOREIGN = "hpntestforeign0"   # a bridge this test makes itself, standing in for the user's own
@@ -23,10 +24,10 @@ def test_clean_removes_a_killed_run_and_only_that():
         for line in proc.stdout:
             if "press Ctrl-C" in line:
                 break
-        [state] = [s for s in runstate.runs() if s.data["owner"] == proc.pid]
+        [state] = [s for s in runstate.runs() if s.data["owner"][0] == proc.pid]
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-        left_pids = [p for p, m in state.data["pids"] if runstate._owns(p, m)]
+        left_pids = state.live_processes()
         assert left_pids, "a killed run leaves its controller and node shells behind"
         assert runstate.tagged_bridges(state.run_id)
 
@@ -34,7 +35,7 @@ def test_clean_removes_a_killed_run_and_only_that():
                              text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         wait_for("the killed run's processes to end",
-                 lambda: not any(runstate._owns(p, m) for p, m in state.data["pids"]), 10)
+                 lambda: not state.live_processes(), 10)
         assert not runstate.tagged_bridges(state.run_id)
         names = set(os.listdir("/sys/class/net"))
         assert not [i for i in state.data["root_intfs"] if i in names]

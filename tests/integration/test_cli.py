@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from testbed import runstate
+from testbed.emulation import runstate
 
 pytestmark = pytest.mark.integration
 

@@ -1,10 +1,10 @@
 """Collectives as run on a fabric: the traffic each one puts on the wire, and the meters."""
 import pytest
 
-from testbed import collectives as C
-from testbed.build import Emulation, Options
-from testbed.meters import Sampler
-from testbed.topo import make_fabric
+from testbed.emulation.build import Emulation, Options
+from testbed.measure.meters import Sampler
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 from .conftest import leftovers
 

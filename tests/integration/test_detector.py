@@ -6,11 +6,13 @@ import time
 
 import pytest
 
-from testbed import traffic
-from testbed.build import Emulation, Options, wait_for
-from testbed.faults import Faults
-from testbed.topo import make_fabric
-from testbed.topo.model import GATEWAY_IP
+from testbed.core.wait import wait_for
+from testbed.emulation.build import Emulation, Options
+from testbed.emulation.detectors import MARKER as DETECTOR_MARKER
+from testbed.emulation.faults import Faults
+from testbed.model import make_fabric
+from testbed.model.fabric import GATEWAY_IP
+from testbed.workload import traffic
 
 from .conftest import leftovers
 
@@ -37,15 +39,15 @@ def route(emu, nic) -> str:
 
 
 def events(emu, kind, port):
-    return [e for e in emu.detector_events(HOST) if e["event"] == kind and e.get("port") == port]
+    return [e for e in emu.detectors.events(HOST) if e["event"] == kind and e.get("port") == port]
 
 
 def test_detector_runs_only_where_asked_and_is_recorded(emu):
-    assert set(emu.detectors) == {HOST}
-    pid = emu.detectors[HOST]
-    assert [pid, Emulation.DETECTOR_MARKER] in emu.state.data["pids"]   # so `clean` ends it
-    assert Emulation.DETECTOR_MARKER.encode() in open(f"/proc/{pid}/cmdline", "rb").read()
-    assert emu.detector_events(HOST)[0]["event"] == "start"
+    assert set(emu.detectors.pids) == {HOST}
+    pid = emu.detectors.pids[HOST]
+    assert (pid, DETECTOR_MARKER) in emu.state.live_processes()   # so `clean` ends it
+    assert DETECTOR_MARKER.encode() in open(f"/proc/{pid}/cmdline", "rb").read()
+    assert emu.detectors.events(HOST)[0]["event"] == "start"
 
 
 def test_the_tor_answers_the_probes_itself(emu):

@@ -3,10 +3,12 @@ import re
 
 import pytest
 
-from testbed import hostnet, sh, traffic
-from testbed.build import wait_for
-from testbed.faults import Faults
-from testbed.meters import GapProbe
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation import hostnet
+from testbed.emulation.faults import Faults
+from testbed.measure.meters import GapProbe
+from testbed.workload import traffic
 
 pytestmark = pytest.mark.integration
 # Measured here on an idle machine: 36 ms, 1 of 3000 probes lost (the host side fails over at once

@@ -11,10 +11,11 @@ import time
 
 import pytest
 
-from testbed import sh, traffic
-from testbed.build import wait_for
-from testbed.policies import core_pairing
-from testbed.trace import emulation_trace
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation.trace import emulation_trace
+from testbed.model.policies import core_pairing
+from testbed.workload import traffic
 
 pytestmark = pytest.mark.integration
 
@@ -146,9 +147,8 @@ def run_pair(emu, flows, watch=False):
     disjoint or None)."""
     for f in flows:
         traffic.start_server(emu, f.dst, f.dport)
-    outs = [f"/tmp/hpn-{emu.run_id}-pol{i}.json" for i in range(len(flows))]
     t0 = time.monotonic()
-    pids = [traffic.start_client(emu, f, FLOW_SECONDS, out) for f, out in zip(flows, outs)]
+    clients = [traffic.start_client(emu, f, FLOW_SECONDS) for f in flows]
     separated = None
     try:
         while watch and separated is None and time.monotonic() - t0 < FLOW_SECONDS:
@@ -156,10 +156,9 @@ def run_pair(emu, flows, watch=False):
                 separated = time.monotonic() - t0
             else:
                 time.sleep(0.2)   # pacing of the trace poll; the condition is what we wait for
-        results = [traffic.wait_client(emu, f, pid, out, FLOW_SECONDS + 20)
-                   for f, pid, out in zip(flows, pids, outs)]
+        results = [traffic.wait_client(emu, c, FLOW_SECONDS + 20) for c in clients]
     finally:
-        traffic.kill_quietly(emu, pids)
+        traffic.stop_clients(emu, clients)
     return sum(traffic.received_mbps(r) for r in results), separated
 
 

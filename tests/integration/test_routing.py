@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from testbed.trace import emulation_trace
+from testbed.emulation.trace import emulation_trace
 
 pytestmark = pytest.mark.integration
 TUPLES = 64

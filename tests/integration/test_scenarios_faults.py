@@ -8,9 +8,11 @@ import sys
 
 import pytest
 
-from testbed import runstate, sh
-from testbed.build import PROJECT, wait_for
-from testbed.topo import make_fabric
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation import runstate
+from testbed.emulation.controller import PROJECT
+from testbed.model import make_fabric
 
 pytestmark = pytest.mark.integration
 BUSY = "p0s0h0"
@@ -51,7 +53,7 @@ def test_ctrl_c_mid_fault_cleans_up(scenario, tmp_path):
         state = wait_for("the scenario to write its run state", lambda: new_run(proc), 60)
         # the fabric is up and traffic runs once iperf3 processes are recorded; then the fault
         wait_for("the scenario's traffic", lambda: any(
-            m == "iperf3" for _, m in runstate.RunState.load(state.dir).data["pids"]), 60, 0.05)
+            m == "iperf3" for _, m, _ in runstate.RunState.load(state.dir).data["pids"]), 60, 0.05)
         if scenario == "link-flap":
             wait_for("the first flap", lambda: link_is_down(link.b_intf), 60, 0.01)
         else:
@@ -68,7 +70,7 @@ def test_ctrl_c_mid_fault_cleans_up(scenario, tmp_path):
     left = []
     if state.dir.exists():
         left.append(f"run state {state.dir}")
-    left += [f"process {pid} ({marker})" for pid, marker in state.data["pids"] if runstate._owns(pid, marker)]
+    left += [f"process {pid} ({marker})" for pid, marker in state.live_processes()]
     names = set(os.listdir("/sys/class/net"))
     left += [f"interface {i}" for i in state.data["root_intfs"] if i in names]
     left += [f"bridge {b}" for b in runstate.tagged_bridges(state.run_id)]

@@ -3,9 +3,8 @@ import json
 
 import pytest
 
-
-from testbed.errors import ParamError
-from testbed.topo import budget as B
+from testbed.core.errors import ParamError
+from testbed.model import budget as B
 
 # (claim, key) -> the paper's figure, with the rounding the paper uses applied to the model's.
 PAPER = {

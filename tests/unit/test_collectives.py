@@ -3,9 +3,9 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from testbed import collectives as C
-from testbed.errors import ParamError
-from testbed.topo import make_fabric
+from testbed.core.errors import ParamError
+from testbed.model import make_fabric
+from testbed.workload import collectives as C
 
 
 @pytest.fixture(scope="module")

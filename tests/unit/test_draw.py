@@ -3,11 +3,10 @@ import time
 
 import pytest
 
-
-from testbed.errors import ParamError
-from testbed.topo import FAMILIES, make_fabric
-from testbed.topo.budget import PRESETS
-from testbed.topo.draw import MAX_NODES, draw
+from testbed.core.errors import ParamError
+from testbed.model import FAMILIES, make_fabric
+from testbed.model.budget import PRESETS
+from testbed.model.draw import MAX_NODES, draw
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,8 +1,9 @@
 """Pure parts of the fault tooling: the detector's frames and route rewrites, the meters' series."""
 import socket
 
-from testbed import detector, hostnet, meters
-from testbed.topo import make_fabric
+from testbed.emulation import detector, hostnet
+from testbed.measure import meters
+from testbed.model import make_fabric
 
 
 def test_probe_is_an_arp_request_for_the_gateway_and_its_answer_is_recognised():

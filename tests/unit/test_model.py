@@ -1,7 +1,7 @@
 import pytest
 
-from testbed.errors import ParamError
-from testbed.topo import FAMILIES, make_fabric
+from testbed.core.errors import ParamError
+from testbed.model import FAMILIES, make_fabric
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

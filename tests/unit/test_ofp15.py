@@ -5,7 +5,6 @@ import pytest
 
 # Let plain `pytest` find the `controller` package (drop once pytest's
 # pythonpath is configured for the repo root).
-
 from os_ken.ofproto import ofproto_parser
 from os_ken.ofproto import ofproto_v1_5 as ofp
 from os_ken.ofproto import ofproto_v1_5_parser as parser

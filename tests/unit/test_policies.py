@@ -3,9 +3,9 @@ import random
 
 import pytest
 
-from testbed import policies as P
-from testbed.errors import ParamError
-from testbed.topo import make_fabric
+from testbed.core.errors import ParamError
+from testbed.model import make_fabric
+from testbed.model import policies as P
 
 
 def fwd_of(fab, down=frozenset(), core=None):

@@ -1,6 +1,6 @@
-from testbed import hostnet
-from testbed.routing import ecmp_basis, path_links, routes_to
-from testbed.topo import make_fabric
+from testbed.emulation import hostnet
+from testbed.model import make_fabric
+from testbed.model.routing import ecmp_basis, path_links, routes_to
 
 
 def routes(fab, nic, down=frozenset()):

@@ -1,0 +1,1 @@
+"""The bottom layer: errors, running commands, waiting for conditions. Imports nothing of ours."""

@@ -1,0 +1,280 @@
+"""The builder: a model Fabric becomes a Mininet network on Open vSwitch, driven by our controller.
+
+    with Emulation(make_fabric("hpn")) as emu:
+        emu.net["p0s0h0"].cmd("ping -c1 10.0.1.1")
+
+Start order: write down what will be created (runstate), start the controller, build the
+Mininet network (one batched ovs-vsctl, port numbers pinned from the model), configure hosts
+(bonds, per-NIC routing) and shape links (HTB + a short bfifo), then wait, by polling, until every
+switch is connected, every NIC port has been learned from its gratuitous ARP and every switch
+holds its routes. Every exit path, Ctrl-C included, tears it all down.
+
+The processes of a run each have one owner: the controller its ControllerProcess, the
+processes in hosts their FabricHost (`spawn`), the port detectors a Detectors block.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+
+from testbed.core import sh
+from testbed.core.errors import ParamError, TestbedError
+from testbed.core.wait import wait_for
+from testbed.emulation import hostnet, runstate, system
+from testbed.emulation.controller import ControllerProcess
+from testbed.emulation.detectors import Detectors
+from testbed.model.fabric import Fabric
+
+_RUN_NUMBERS = itertools.count(1)
+QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
+                          # does not cap the queue before the qdisc does (platform.md)
+
+
+@dataclass
+class Options:
+    routing: dict = field(default_factory=dict)   # passed to the controller, e.g. {"ecmp": "seeded"}
+    queue_bytes: int = QUEUE_BYTES
+    datapath: str | None = None                    # None: detect (system where the kernel has it)
+    bond: str | None = None                        # None: detect (bonding where the kernel has it)
+    ready_timeout: float = 60.0
+    # the host-side probe-based port detector (claim C4; testbed/detector.py): off by default
+    detector: bool = False
+    detector_hosts: tuple[str, ...] | None = None   # None: every host with a dual-ported NIC
+    detector_interval: float = 0.015                # seconds between ARP probes per port
+    detector_dead_after: float = 0.06               # silence that takes a port out of its bond
+
+
+class ControllerRef:
+    """What Mininet's OVSSwitch.start needs to point a bridge at our controller."""
+    protocol, name = "tcp", "c0"
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def IP(self):
+        return "127.0.0.1"
+
+    def start(self):
+        pass
+
+    def stop(self):
+        pass
+
+
+def shaping_lines(intf: str, mbit: float, queue_bytes: int) -> list[str]:
+    """tc commands (without `tc`) that cap `intf`'s egress at `mbit` with a byte-limited queue."""
+    return [f"qdisc replace dev {intf} root handle 5: htb default 1",
+            f"class add dev {intf} parent 5: classid 5:1 htb rate {mbit:.4f}mbit burst 15k",
+            f"qdisc add dev {intf} parent 5:1 handle 10: bfifo limit {queue_bytes}"]
+
+
+class Emulation:
+    def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None):
+        self.fabric = fabric
+        self.options = options or Options()
+        self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
+        self.datapath = self.options.datapath or system.datapath()
+        self.bond = self.options.bond or system.bond_backend()
+        self.state = runstate.RunState(self.run_id)
+        self.controller = ControllerProcess(self.state, fabric, self.options.routing)
+        self.net = None
+        self.timings: dict[str, float] = {}
+        self.detectors: Detectors | None = None   # with Options(detector=True)
+
+    # ---- lifecycle ----
+    def __enter__(self) -> "Emulation":
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def preflight(self) -> None:
+        """Refuse to start, before creating anything, when this run could not succeed or clean up."""
+        if os.geteuid() != 0:
+            raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+        if not system.ovs_running():
+            raise ParamError("Open vSwitch is not running: start it with "
+                             "/usr/share/openvswitch/scripts/ovs-ctl start (or `make setup`)")
+        if self.datapath not in ("system", "netdev"):
+            raise ParamError(f"datapath={self.datapath!r}: choose system or netdev")
+        if self.bond not in ("bonding", "multipath"):
+            raise ParamError(f"bond={self.bond!r}: choose bonding or multipath")
+        taken = (set(self.root_intfs()) | set(self.fabric.switches)) & \
+            (set(os.listdir("/sys/class/net")) | runstate.all_bridges())
+        if taken:
+            raise ParamError(f"{len(taken)} names this fabric needs already exist (e.g. "
+                             f"{sorted(taken)[0]}): another run is up, or run `hpn-testbed clean`")
+
+    def root_intfs(self) -> list[str]:
+        return [l.b_intf for l in self.fabric.links] + \
+               [l.a_intf for l in self.fabric.switch_links()]
+
+    def start(self) -> None:
+        t0 = time.monotonic()
+        self.preflight()
+        self.state.create()
+        self.state.add("bridges", *self.fabric.switches)
+        self.state.add("root_intfs", *self.root_intfs())
+        self.controller.start()
+        self.timings["controller"] = time.monotonic() - t0
+        self.build_network()
+        self.timings["network"] = time.monotonic() - t0
+        self.configure_hosts()
+        self.shape_links()
+        self.timings["hosts"] = time.monotonic() - t0
+        self.wait_ready()
+        if self.options.detector:
+            self.detectors = Detectors(self, self.options.detector_hosts,
+                                       self.options.detector_interval,
+                                       self.options.detector_dead_after).__enter__()
+        self.timings["ready"] = time.monotonic() - t0
+
+    def stop(self) -> None:
+        """Tear down, tolerant of a half-built network; safe to call twice."""
+        if self.detectors is not None:
+            detectors, self.detectors = self.detectors, None
+            detectors.stop()
+        if self.net is not None:
+            net, self.net = self.net, None
+            try:
+                # links in one kernel batch instead of Mininet's shell round trip per link,
+                # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)
+                net.links = []
+                runstate.delete_links(self.root_intfs())
+                net.stop()
+            except Exception as e:   # go on: runstate.destroy removes what is left
+                print(f"warning: mininet stop: {e}", file=sys.stderr)
+        self.controller.stop()
+        if self.state.dir.exists():
+            runstate.destroy(self.state)
+
+    # ---- steps ----
+    def build_network(self) -> None:
+        from mininet.link import Link
+        from mininet.log import setLogLevel
+        from mininet.net import Mininet
+        from mininet.node import OVSSwitch
+
+        run_id, datapath = self.run_id, self.datapath
+
+        from testbed.emulation.hosts import FabricHost
+        FabricHost.run_state = self.state
+
+        class FabricSwitch(OVSSwitch):
+            def bridgeOpts(self):
+                # tag the bridge so `clean` finds it and nothing else
+                return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
+
+        setLogLevel("error")
+        net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False,
+                      autoStaticArp=False, waitConnected=False)
+        self.net = net
+        for sw in self.fabric.switches.values():
+            net.addSwitch(sw.name, cls=FabricSwitch, dpid="%016x" % sw.dpid, protocols="OpenFlow15",
+                          datapath="user" if datapath == "netdev" else "kernel", batch=True,
+                          failMode="secure")
+        for host in self.fabric.hosts.values():
+            net.addHost(host.name, cls=FabricHost, ip=None)
+        for l in self.fabric.links:
+            if l.a in self.fabric.switches:
+                net.addLink(l.a, l.b, port1=l.a_port, port2=l.b_port, intfName1=l.a_intf,
+                            intfName2=l.b_intf, cls=Link)
+            else:
+                nic = next(n for n in self.fabric.hosts[l.a].nics if l.a_intf in n.ports)
+                net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, port2=l.b_port,
+                            intfName1=l.a_intf, intfName2=l.b_intf, addr1=nic.mac, cls=Link)
+        net.controllers.append(ControllerRef(self.controller.port))
+        net.build()
+        self.state.add_processes(*[(h.pid, "mininet:") for h in net.hosts + net.switches])
+        self.state.data["hosts"] = {h.name: h.pid for h in net.hosts}   # for `trace --fabric RUN`
+        self.state.save()
+        net.start()
+
+    def configure_hosts(self) -> None:
+        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath))
+                      for host in self.fabric.hosts.values()])
+
+    def shape_links(self) -> None:
+        q = self.options.queue_bytes
+        root, per_host = [], {}
+        for l in self.fabric.links:
+            mbit = self.fabric.link_mbit(l)
+            root += shaping_lines(l.b_intf, mbit, q)
+            if l.a in self.fabric.switches:
+                root += shaping_lines(l.a_intf, mbit, q)
+            else:
+                per_host.setdefault(l.a, []).extend(shaping_lines(l.a_intf, mbit, q))
+        sh.run(["tc", "-batch", "-"], input="\n".join(root) + "\n")
+        sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
+                      for host, lines in per_host.items()])
+
+    def status(self) -> dict:
+        return self.controller.status()
+
+    def expected_attachments(self) -> int:
+        return sum(len(n.ports) for n in self.fabric.nics())
+
+    def announce(self) -> None:
+        """Every host sends a gratuitous ARP on each NIC port."""
+        sh.nodes_cmd([(self.net[h.name], f"{sys.executable} -m testbed.emulation.garp "
+                       + " ".join(hostnet.garp_args(h))) for h in self.fabric.hosts.values()])
+
+    def wait_ready(self) -> None:
+        timeout = self.options.ready_timeout
+        n = len(self.fabric.switches)
+        self.controller.wait(lambda s: len(s.get("connected", [])) == n,
+                             f"all {n} switches to connect to the controller", timeout)
+        want = self.expected_attachments()
+        deadline = time.monotonic() + timeout
+        while True:   # announce, then poll; announce again while ports are still unlearned
+            self.announce()
+            try:
+                self.controller.wait(
+                    lambda s: sum(len(v) for v in s.get("learned", {}).values()) >= want,
+                    f"the controller to learn all {want} NIC ports", 1.0)
+                break
+            except TestbedError:
+                if time.monotonic() > deadline:
+                    raise
+        wait_for("every switch to hold its routes", self.routes_installed, timeout, 0.1)
+
+    def routes_installed(self) -> bool:
+        """Read the switches themselves: does each hold the routes the controller says it sent?"""
+        per_switch = self.status().get("routes_per_switch", {})
+        for sw in self.fabric.switches:
+            try:
+                flows = self.ofctl("dump-aggregate", sw)
+            except TestbedError:   # a bridge still being configured: ask again on the next poll
+                return False
+            count = int(flows.split("flow_count=")[1].split()[0])
+            if count < per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
+                return False
+        return True
+
+    # ---- helpers for users of a running emulation ----
+    def ofctl(self, command: str, switch: str, *args: str) -> str:
+        return sh.run(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args])
+
+    def dump_flows(self) -> str:
+        """Every switch's flows and groups, for a failing test's output."""
+        out = []
+        for sw in self.fabric.switches:
+            out.append(f"--- {sw}\n" + self.ofctl("dump-flows", sw) + self.ofctl("dump-groups", sw))
+        return "\n".join(out)
+
+    def controller_log(self) -> str:
+        return self.controller.log()
+
+    def describe(self) -> dict:
+        return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
+                "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
+                "routing": self.options.routing, "timings_s": {k: round(v, 2) for k, v in self.timings.items()}}
+

@@ -1,0 +1,84 @@
+"""Host-side networking, as shell scripts computed from the model (pure, so unit-testable).
+
+Every NIC has one IP (/32) and one MAC and routes through the virtual gateway, for which every
+switch answers ARP (a rule the controller installs). A host with several NICs uses one routing table per NIC, chosen by
+source address, so traffic from NIC i leaves on NIC i. A dual-ported NIC is bonded:
+- `bonding`: Linux bonding, balance-xor with a layer3+4 hash and miimon, where the kernel has it;
+- `multipath`: the fallback with the same behaviour: both ports carry the NIC's MAC, the NIC's
+  route is an L4-hashed multipath route over both ports, and a nexthop whose port loses carrier
+  is skipped (ignore_routes_with_linkdown).
+"""
+from __future__ import annotations
+
+from testbed.model.fabric import GATEWAY_IP, Host, Nic
+
+BOND_MIIMON_MS = 10   # carrier polling of the bonding driver: bounds its failover gap
+TABLE_BASE = 100
+
+
+def table(nic: Nic) -> int:
+    return TABLE_BASE + nic.index
+
+
+def bond_name(nic: Nic) -> str:
+    return f"{nic.host}-n{nic.index}"
+
+
+def nic_device(nic: Nic, backend: str) -> str | None:
+    """The interface that carries the NIC's address (None for the multipath fallback: it is on lo)."""
+    if len(nic.ports) == 1:
+        return nic.ports[0]
+    return bond_name(nic) if backend == "bonding" else None
+
+
+def _nexthops(nic: Nic, backend: str) -> str:
+    dev = nic_device(nic, backend)
+    if dev:
+        return f"via {GATEWAY_IP} dev {dev} onlink"
+    return " ".join(f"nexthop via {GATEWAY_IP} dev {p} onlink" for p in nic.ports)
+
+
+def host_script(host: Host, backend: str, datapath: str) -> str:
+    """Shell commands that configure `host` (run inside its namespace)."""
+    lines = [
+        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
+        "sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0",
+        # L4 hash for multipath routes; skip nexthops whose port has no carrier
+        "sysctl -qw net.ipv4.fib_multipath_hash_policy=1",
+        "sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1",
+        "ip link set lo up",
+    ]
+    for nic in host.nics:
+        for port in nic.ports:
+            lines.append(f"sysctl -qw net.ipv4.conf.{port}.rp_filter=0")
+            if datapath == "netdev":
+                # the userspace datapath forwards partial checksums as they are: compute them here
+                lines.append(f"ethtool -K {port} tx off >/dev/null")
+        dev = nic_device(nic, backend)
+        for port in nic.ports:   # every port of a NIC carries the NIC's one MAC
+            lines.append(f"ip link set {port} down && ip link set {port} address {nic.mac}")
+        if len(nic.ports) > 1 and backend == "bonding":
+            bond = bond_name(nic)
+            lines.append(f"ip link add {bond} address {nic.mac} type bond mode balance-xor "
+                         f"xmit_hash_policy layer3+4 miimon {BOND_MIIMON_MS}")
+            lines += [f"ip link set {port} master {bond}" for port in nic.ports]
+            lines.append(f"ip link set {bond} up && sysctl -qw net.ipv4.conf.{bond}.rp_filter=0")
+        lines += [f"ip link set {port} up" for port in nic.ports]
+        lines.append(f"ip addr add {nic.ip}/32 dev {dev or 'lo'}")
+        lines.append(f"ip route add default table {table(nic)} src {nic.ip} {_nexthops(nic, backend)}")
+        lines.append(f"ip rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
+    first = host.nics[0]
+    lines.append(f"ip route add default src {first.ip} {_nexthops(first, backend)}")
+    return "\n".join(lines)
+
+
+def garp_args(host: Host) -> list[str]:
+    """`port:ip:mac` for every port of every NIC: what testbed.emulation.garp announces."""
+    return [f"{port}:{nic.ip}:{nic.mac}" for nic in host.nics for port in nic.ports]
+
+
+def detector_specs(host: Host, backend: str) -> list[dict]:
+    """What testbed.emulation.detector needs for each dual-ported NIC of `host` (single ports have no spare)."""
+    return [{"ip": nic.ip, "mac": nic.mac, "table": table(nic), "main": nic is host.nics[0],
+             "bond": bond_name(nic) if backend == "bonding" else None, "ports": list(nic.ports)}
+            for nic in host.nics if len(nic.ports) > 1]

@@ -1,0 +1,91 @@
+"""The fabric's hosts: Mininet hosts that own the processes they start.
+
+Every process a host starts goes through `spawn`, which records it in the run state (PID, a
+word of its command line and its start time, so `clean` ends it and never a process that
+reused its PID) before the caller sees it; `exited` and `stop` act on that process only.
+`route_dev` answers which port the host's kernel sends a 5-tuple on, the one question about
+routing the testbed asks of hosts.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from mininet.node import Host
+
+from testbed.core import sh
+
+
+class RouteQueries:
+    """Which port a host's kernel sends a flow on (`ip -j route get`), for any host that can
+    run a script (`run_script`)."""
+
+    def run_script(self, script: str) -> str:
+        raise NotImplementedError
+
+    def route_devs(self, src_ip: str, dst_ip: str, proto: str, sports: list[int],
+                   dport: int) -> list[str | None]:
+        """The port the kernel sends each (src_ip, sport) -> (dst_ip, dport) flow on."""
+        script = "".join(f"ip -j route get {dst_ip} from {src_ip} ipproto {proto} sport {s} "
+                         f"dport {dport}\n" for s in sports)
+        lines = [l for l in self.run_script(script).splitlines() if l.startswith("[")]
+        return [(json.loads(l) or [{}])[0].get("dev") for l in lines]
+
+    def route_dev(self, src_ip: str, dst_ip: str, proto: str = "tcp", sport: int = 0,
+                  dport: int = 0) -> str | None:
+        if proto == "icmp":
+            out = self.run_script(f"ip -j route get {dst_ip} from {src_ip} ipproto icmp")
+            return (json.loads(out) or [{}])[0].get("dev")
+        return self.route_devs(src_ip, dst_ip, proto, [sport], dport)[0]
+
+
+class AttachedHost(RouteQueries):
+    """A host of a run owned by another process, reached by the PID holding its namespace
+    (for `trace --fabric RUN`)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def run_script(self, script: str) -> str:
+        return sh.run(["nsenter", "-t", str(self.pid), "-n", "bash", "-c", "set -e\n" + script])
+
+
+class FabricHost(RouteQueries, Host):
+    run_state = None    # the run's RunState: set by the builder before any spawn
+
+    def run_script(self, script: str) -> str:
+        return sh.node_cmd(self, script)
+
+    def spawn(self, argv: list[str] | str, marker: str, out: Path | None = None,
+              **popen) -> subprocess.Popen:
+        """Start `argv` in this host's namespace, recorded in the run state.
+
+        `marker` must occur in the command line (it identifies the process to `clean`); `out`
+        takes its stdout and stderr (default: discarded unless `popen` says otherwise)."""
+        argv = shlex.split(argv) if isinstance(argv, str) else list(argv)
+        if marker not in " ".join(argv):
+            raise ValueError(f"marker {marker!r} is not in the command line {argv}")
+        if out is not None:
+            with open(out, "wb") as f:   # the child keeps its own copy of the descriptor
+                proc = self.popen(argv, stdout=f, stderr=subprocess.STDOUT, **popen)
+        else:
+            popen.setdefault("stdout", subprocess.DEVNULL)
+            popen.setdefault("stderr", subprocess.DEVNULL)
+            proc = self.popen(argv, **popen)
+        # `mnexec -da` execs the command in place (it only forks when already a group leader),
+        # so proc.pid is the command itself
+        self.run_state.add_process(proc.pid, marker)
+        return proc
+
+    @staticmethod
+    def exited(proc: subprocess.Popen) -> bool:
+        return proc.poll() is not None
+
+    def stop(self, proc: subprocess.Popen, marker: str) -> None:
+        """End a process this host spawned, if it is still that process."""
+        from testbed.emulation.runstate import kill_pid
+        if proc.poll() is None:
+            kill_pid(proc.pid, marker)
+        proc.wait()

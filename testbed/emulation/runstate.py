@@ -1,0 +1,216 @@
+"""What a run created, written down before it is created, so `clean` can remove exactly that.
+
+Each run has a directory under /run/hpn-testbed/RUN (mode 0700) holding state.json: the
+processes it started (PID, a word the command line must contain and the start time, so a
+reused PID is never killed), the OVS
+bridges (also tagged external-ids:hpn-testbed=RUN), the interfaces in the root namespace and the
+nftables tables it made. Nothing outside those lists is ever touched. The run's own files
+(controller spec, status and log, iperf3 output, probe logs) live in the same directory.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+from testbed.core import sh
+
+ROOT = Path(os.environ.get("HPN_RUN_DIR", "/run/hpn-testbed"))
+OVS_TAG = "hpn-testbed"
+
+
+class RunState:
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.dir = ROOT / run_id
+        self._lock = threading.Lock()
+        self.data = {"owner": [os.getpid(), start_time(os.getpid())], "pids": [], "bridges": [],
+                     "root_intfs": [], "nft_tables": []}
+
+    def create(self) -> "RunState":
+        ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, exist_ok=False)
+        self.save()
+        return self
+
+    def file(self, name: str) -> Path:
+        """A run-time file of this run: inside its private directory, removed with it."""
+        return self.dir / name
+
+    def add_process(self, pid: int, marker: str) -> None:
+        self.add_processes((pid, marker))
+
+    def add_processes(self, *pairs: tuple[int, str]) -> None:
+        self.add("pids", *[[pid, marker, start_time(pid)] for pid, marker in pairs])
+
+    def live_processes(self) -> list[tuple[int, str]]:
+        """The recorded processes that still run (the same processes, not reused PIDs)."""
+        return [(pid, marker) for pid, marker, started in self.data["pids"]
+                if _owns(pid, marker, started)]
+
+    def save(self) -> None:
+        tmp = self.dir / "state.json.tmp"
+        tmp.write_text(json.dumps(self.data))
+        os.replace(tmp, self.dir / "state.json")
+
+    def add(self, key: str, *items) -> None:
+        with self._lock:   # collectives spawn their agents from several threads
+            self.data[key].extend(items)
+            self.save()
+
+    @classmethod
+    def load(cls, path: Path) -> "RunState":
+        state = cls(path.name)
+        state.data.update(json.loads((path / "state.json").read_text()))
+        return state
+
+
+def start_time(pid: int) -> int | None:
+    """When `pid` started (clock ticks since boot, /proc/PID/stat field 22): with the PID, an
+    identity no later process can take over."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])   # the command name may hold spaces
+
+
+def _owns(pid: int, marker: str, started: int | None = None) -> bool:
+    """Is `pid` still the process we recorded: the same start time, `marker` in its command line?"""
+    try:
+        if marker.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            return False
+    except OSError:
+        return False
+    return started is None or start_time(pid) == started
+
+
+def kill_pid(pid: int, marker: str, grace: float = 3.0, started: int | None = None) -> None:
+    """End `pid` if it is still the process we started (its command line holds `marker`; and,
+    when `started` is given, it started then)."""
+    if started is None:
+        started = start_time(pid)
+    if not _owns(pid, marker, started):
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline and _owns(pid, marker, started):
+        time.sleep(0.02)
+    if _owns(pid, marker, started):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def destroy(state: RunState) -> list[str]:
+    """Remove everything `state` lists. Returns what was removed, for the user."""
+    done = []
+    for pid, marker, started in reversed(state.data["pids"]):
+        if _owns(pid, marker, started):
+            kill_pid(pid, marker, started=started)
+            done.append(f"process {pid}")
+    bridges = tagged_bridges(state.run_id) | (set(state.data["bridges"]) & all_bridges())
+    if bridges:
+        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(bridges)
+                                                  for a in ("--", "--if-exists", "del-br", b)])
+        done.append(f"{len(bridges)} bridges")
+    deleted = delete_links(state.data["root_intfs"])
+    if deleted:
+        done.append(f"{deleted} interfaces")
+    for table in state.data["nft_tables"]:
+        if sh.ok(["nft", "delete", "table", *table.split()]):
+            done.append(f"nft table {table}")
+    shutil.rmtree(state.dir, ignore_errors=True)
+    return done
+
+
+def delete_links(names: list[str]) -> int:
+    """Delete these root-namespace interfaces (a veth goes with its peer) in one kernel batch.
+
+    One `ip link del` per link waits out the kernel's RCU grace periods each time (~15 ms a
+    link); the members of a link group go in one batch. The group is a number no interface
+    carries yet, and only `names` are put in it, so nothing else can go with them.
+    Returns how many of `names` existed."""
+    existing = set(os.listdir("/sys/class/net"))
+    names = [n for n in names if n in existing]
+    if not names:
+        return 0
+    group = _unused_link_group()
+    # -force: go on past names that vanish meanwhile (the peer of one deleted before)
+    sh.run("ip -force -batch - 2>/dev/null || true", check=False,
+           input="".join(f"link set dev {n} group {group}\n" for n in names))
+    if _link_group(group) <= set(names):
+        sh.run(["ip", "link", "del", "group", str(group)], check=False)
+    # whatever is left (a foreign interface joined the group, or no group delete): one by one
+    left = [n for n in names if os.path.exists(f"/sys/class/net/{n}")]
+    if left:
+        sh.run("ip -force -batch - 2>/dev/null || true", check=False,
+               input="".join(f"link del {n}\n" for n in left))
+    return len(names)
+
+
+_GROUP_BASE = 0x48504E00   # "HPN": far from 0, the default group that holds every interface
+
+
+def _link_group(group: int) -> set[str]:
+    out = sh.run(["ip", "-j", "link", "show", "group", str(group)], check=False)
+    # iproute2 prints an empty object per non-member interface
+    return {link["ifname"] for link in json.loads(out or "[]") if "ifname" in link}
+
+
+def _unused_link_group() -> int:
+    for group in range(_GROUP_BASE + os.getpid() % 256, _GROUP_BASE + 512):
+        if not _link_group(group):
+            return group
+    raise RuntimeError("no unused link group")
+
+
+def tagged_bridges(run_id: str | None = None) -> set[str]:
+    """Bridges carrying our OVS tag (for one run, or for any run)."""
+    out = sh.run(["ovs-vsctl", "--timeout=10", "--format=csv", "--no-headings", "--columns=name,external_ids",
+                  "list", "Bridge"], check=False)
+    found = set()
+    for line in out.splitlines():
+        name, _, ids = line.partition(",")
+        if f"{OVS_TAG}=" in ids and (run_id is None or f"{OVS_TAG}={run_id}" in ids.replace('"', "")):
+            found.add(name.strip('"'))
+    return found
+
+
+def all_bridges() -> set[str]:
+    return set(sh.run(["ovs-vsctl", "--timeout=10", "list-br"], check=False).split())
+
+
+def runs() -> list[RunState]:
+    if not ROOT.is_dir():
+        return []
+    return [RunState.load(p) for p in sorted(ROOT.iterdir()) if (p / "state.json").exists()]
+
+
+def alive(state: RunState) -> bool:
+    """Is the process that owns `state` still running (the same process, not a reused PID)?"""
+    pid, started = state.data["owner"]
+    return pid != os.getpid() and started is not None and start_time(pid) == started
+
+
+def clean(include_live: bool = False) -> list[str]:
+    """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge."""
+    done = []
+    for state in runs():
+        if include_live or not alive(state):
+            done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
+    live_bridges = {b for s in runs() for b in s.data["bridges"]}
+    stray = tagged_bridges() - live_bridges
+    if stray:
+        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(stray)
+                                                  for a in ("--", "--if-exists", "del-br", b)])
+        done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")
+    return done

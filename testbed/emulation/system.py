@@ -1,0 +1,84 @@
+"""What this machine offers, probed in throwaway network namespaces, and which path each part takes."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+
+from testbed.core import sh
+
+
+def _probe_netns(script: str) -> bool:
+    """Run `script` in a private network namespace that vanishes with it."""
+    return shutil.which("unshare") is not None and sh.ok(["unshare", "-n", "sh", "-ec", script])
+
+
+def _module(name: str) -> bool:
+    sh.ok(["modprobe", "-q", name])        # loads it where the kernel allows; fails quietly here
+    return os.path.isdir(f"/sys/module/{name}")
+
+
+@functools.lru_cache(maxsize=None)
+def features() -> dict[str, bool]:
+    return {
+        "ovs_kernel_datapath": _module("openvswitch"),
+        "bonding": _probe_netns("ip link add hpnb0 type bond mode balance-xor"),
+        "netem": _probe_netns("ip link add d0 type veth peer name d1; tc qdisc add dev d0 root netem delay 1ms"),
+        "htb": _probe_netns("ip link add d0 type veth peer name d1; tc qdisc add dev d0 root handle 1: htb"),
+        "tc_drop_action": _probe_netns(
+            "ip link add d0 type veth peer name d1; tc qdisc add dev d0 clsact;"
+            " tc filter add dev d0 egress matchall action drop"),
+        "nft_egress_hook": shutil.which("nft") is not None and _probe_netns(
+            "ip link add d0 type veth peer name d1; printf 'table netdev t { chain c { type filter hook egress "
+            "device \"d0\" priority 0; }; }' | nft -f -"),
+        "multipath_routes": os.path.exists("/proc/sys/net/ipv4/fib_multipath_hash_policy"),
+    }
+
+
+def datapath() -> str:
+    """OVS datapath for our bridges: 'system' (kernel) where the module exists, else 'netdev'."""
+    forced = os.environ.get("HPN_DATAPATH")
+    if forced:
+        return forced
+    return "system" if features()["ovs_kernel_datapath"] else "netdev"
+
+
+def bond_backend() -> str:
+    """How a dual-ported NIC is bonded: Linux bonding, or L3 multipath with the same behaviour."""
+    forced = os.environ.get("HPN_BOND")
+    if forced:
+        return forced
+    return "bonding" if features()["bonding"] else "multipath"
+
+
+def one_way_fault_backend() -> str:
+    if features()["nft_egress_hook"]:
+        return "nft-egress"
+    if features()["tc_drop_action"]:
+        return "tc-drop"
+    return "none"
+
+
+def versions() -> dict[str, str | None]:
+    def first(cmd, pattern):
+        try:
+            m = re.search(pattern, sh.run(cmd, check=False, timeout=10))
+            return m.group(1) if m else None
+        except (OSError, sh.subprocess.TimeoutExpired):
+            return None
+    out = {"kernel": os.uname().release,
+           "ovs": first(["ovs-vsctl", "--version"], r"(\d+\.\d+\.\d+)"),
+           "iperf3": first(["iperf3", "--version"], r"iperf (\d+\.\d+)")}
+    for mod, dist in (("mininet", "mininet"), ("os_ken", "os-ken"), ("scapy", "scapy"),
+                      ("pyroute2", "pyroute2")):
+        try:
+            from importlib.metadata import version
+            out[mod] = version(dist)
+        except Exception:
+            out[mod] = None
+    return out
+
+
+def ovs_running() -> bool:
+    return sh.ok(["ovs-vsctl", "--timeout=3", "show"], timeout=5)

@@ -1,0 +1,71 @@
+"""Where does a 5-tuple go? Read hop by hop from the switches themselves (ofproto/trace).
+
+The first hop is the host's own choice of port (the kernel's multipath route answers
+`ip route get` for the exact 5-tuple); from there each switch is asked which port the packet
+leaves on, select-group bucket included, and the model says what is cabled to that port.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from testbed.core import sh
+from testbed.core.errors import TestbedError
+from testbed.model.fabric import GATEWAY_MAC, Fabric, Nic
+
+MAX_HOPS = 16
+
+
+@dataclass(frozen=True)
+class Hop:
+    switch: str
+    in_port: int
+    out_port: int | None      # None: the switch dropped it
+
+
+def first_port(hosts, src: Nic, dst: Nic, proto: str, sport: int, dport: int) -> str:
+    """The NIC port the source host sends this 5-tuple on."""
+    if len(src.ports) == 1:
+        return src.ports[0]
+    dev = hosts[src.host].route_dev(src.ip, dst.ip, proto, sport, dport)
+    if dev is None:
+        raise TestbedError(f"no route on {src.host} for {src.ip} -> {dst.ip}")
+    if dev in src.ports:
+        return dev
+    # a Linux bond hides its choice from `ip route get`: trace from its first port
+    return src.ports[0]
+
+
+def switch_out_port(switch: str, in_port: int, src: Nic, dst: Nic, proto: str, sport: int,
+                    dport: int) -> int | None:
+    flow = (f"in_port={in_port},{proto},dl_src={src.mac},dl_dst={GATEWAY_MAC},nw_src={src.ip},"
+            f"nw_dst={dst.ip},nw_ttl=64,tp_src={sport},tp_dst={dport}")
+    out = sh.run(["ovs-appctl", "ofproto/trace", switch, flow])
+    ports = re.findall(r"\boutput:(\d+)", out)
+    return int(ports[-1]) if ports else None
+
+
+def trace(fabric: Fabric, hosts, src: Nic, dst: Nic, proto: str = "tcp", sport: int = 40000,
+          dport: int = 5201) -> list[Hop]:
+    """The hops of one 5-tuple from `src` to `dst`; `hosts[name]` answers `route_dev`
+    (testbed.emulation.hosts)."""
+    port = first_port(hosts, src, dst, proto, sport, dport)
+    by_intf = {l.a_intf: (l.b, l.b_port) for l in fabric.host_links()}
+    peer = fabric.port_peer()
+    switch, in_port = by_intf[port]
+    hops = []
+    for _ in range(MAX_HOPS):
+        out = switch_out_port(switch, in_port, src, dst, proto, sport, dport)
+        hops.append(Hop(switch, in_port, out))
+        if out is None:
+            return hops
+        node, node_port = peer[(switch, out)]
+        if node not in fabric.switches:
+            return hops
+        switch, in_port = node, node_port
+    raise TestbedError(f"{src.ip} -> {dst.ip}: more than {MAX_HOPS} hops (a loop?)")
+
+
+def emulation_trace(emu, src: Nic, dst: Nic, **kw) -> list[Hop]:
+    """trace() on a running Emulation."""
+    return trace(emu.fabric, emu.net, src, dst, **kw)

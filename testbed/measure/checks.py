@@ -1,0 +1,91 @@
+"""The bring-up checks behind `up --check`: reachability, a top-tier TCP flow, bond spreading."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from testbed.emulation.build import Emulation
+from testbed.model.routing import path_links
+from testbed.workload import traffic
+
+TCP_SECONDS = 4
+MIN_RATE_FRACTION = 0.8
+SPREAD_FLOWS = 8
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    detail: str
+    figures: dict
+
+
+def reachability(emu: Emulation) -> Check:
+    fab = emu.fabric
+    nics = fab.nics()
+    pairs = [(a, b) for a, b in itertools.permutations(nics, 2)
+             if a.host != b.host and fab.reachable(a, b)]
+    results = traffic.ping_all(emu, pairs)
+    failed = [k for k, ok in results.items() if not ok]
+    if failed:   # a first ARP for the gateway can cost one ping: retry the failures once
+        results.update(traffic.ping_all(emu, [(fab.nic(s), fab.nic(d)) for s, d in failed], count=2))
+        failed = [k for k, ok in results.items() if not ok]
+    cross_rail = sum(1 for a, b in pairs if a.rail != b.rail)
+    return Check("reachability", not failed and len(results) == len(pairs),
+                 f"{len(pairs) - len(failed)}/{len(pairs)} NIC pairs answer ping "
+                 f"({cross_rail} of them cross-rail)" + (f"; failed: {failed[:5]}" if failed else ""),
+                 {"pairs": len(pairs), "failed": len(failed), "cross_rail": cross_rail})
+
+
+def farthest_pair(emu: Emulation):
+    """The NIC pair whose path climbs highest (crosses the top tier)."""
+    fab = emu.fabric
+    nics = fab.nics()
+
+    def height(pair):
+        a, b = pair
+        return max(fab.switches[l.b].tier for l in path_links(fab, a, b))
+    candidates = [(a, b) for a, b in itertools.permutations(nics, 2) if a.host != b.host and fab.reachable(a, b)]
+    return max(candidates, key=height)
+
+
+def top_tier_tcp(emu: Emulation) -> Check:
+    src, dst = farthest_pair(emu)
+    links = path_links(emu.fabric, src, dst)
+    # one TCP flow takes one path; its ceiling is the slowest link on it (the same on every path)
+    ceiling = min(emu.fabric.link_mbit(l) for l in links)
+    # the steady state, not slow start: the first second is left out
+    [result] = traffic.run_flows(emu, [traffic.Flow(src, dst)], TCP_SECONDS, omit=1)
+    got = traffic.received_mbps(result)
+    top = max(emu.fabric.switches[l.b].tier for l in links)
+    return Check("top-tier TCP", got >= MIN_RATE_FRACTION * ceiling,
+                 f"{src.ip} -> {dst.ip} over tier {top}: {got:.2f} of {ceiling:.2f} Mbit/s "
+                 f"({got / ceiling:.0%}, need {MIN_RATE_FRACTION:.0%})",
+                 {"mbps": got, "ceiling_mbps": ceiling, "src": src.ip, "dst": dst.ip})
+
+
+def bond_spreading(emu: Emulation) -> Check | None:
+    fab = emu.fabric
+    dual = [n for n in fab.nics() if len(n.ports) > 1]
+    if not dual:
+        return None
+    src = dual[0]
+    dst = next(n for n in fab.nics() if n.host != src.host and fab.reachable(src, n))
+    before = traffic.port_tx_bytes(emu, src.host, src.ports)
+    traffic.run_flows(emu, [traffic.Flow(src, dst, parallel=SPREAD_FLOWS)], 2)
+    after = traffic.port_tx_bytes(emu, src.host, src.ports)
+    sent = {p: after[p] - before[p] for p in src.ports}
+    total = sum(sent.values()) or 1
+    share = {p: round(b / total, 3) for p, b in sent.items()}
+    # each port must carry at least one flow's worth of a fair split
+    passed = all(s >= 0.5 / SPREAD_FLOWS for s in share.values())
+    return Check("bond spreading", passed,
+                 f"{SPREAD_FLOWS} flows from {src.name}: " +
+                 ", ".join(f"{p} {s:.0%}" for p, s in share.items()) + f" ({emu.bond})",
+                 {"share": share, "backend": emu.bond})
+
+
+def run_all(emu: Emulation) -> list[Check]:
+    checks = [reachability(emu), top_tier_tcp(emu), bond_spreading(emu)]
+    return [c for c in checks if c is not None]

@@ -1,0 +1,168 @@
+"""A teaching picture of a fabric: tiers in rows, links coloured by plane, rail or pod.
+
+Hosts sit at the bottom, then tier 1 (ToR / leaf / edge), tier 2 (agg / spine) and tier 3 (core).
+Links are coloured by what separates the family's traffic: HPN by plane (the ToR side of a pair),
+or by rail for single-ToR; MPFT by plane; MRFT by rail (its spines are shared, so they stay grey);
+a three-tier Clos by pod. Uses matplotlib's Agg canvas directly, never pyplot or a display.
+"""
+from __future__ import annotations
+
+import dataclasses
+import textwrap
+from pathlib import Path
+
+from testbed.core.errors import ParamError
+from testbed.model.fabric import Fabric
+
+MAX_NODES = 300          # hosts + switches; beyond this the picture teaches nothing
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+           "#17becf", "#bcbd22", "#7f7f7f"]
+SHARED = "#9a9a9a"       # links and switches that belong to no plane / rail / pod
+ROW_NAMES = {0: "hosts", 1: "tier 1", 2: "tier 2", 3: "tier 3"}
+
+
+def _switch_key(fab: Fabric, name: str):
+    """(group number, legend label) a switch belongs to, or None when it is shared."""
+    s = fab.switches[name]
+    p = fab.params
+    if fab.family == "hpn":
+        if s.role == "core":
+            return None
+        if p.single_tor:                      # one ToR per rail: colour by rail
+            return (s.coords[2], f"rail {s.coords[2]}") if s.role == "tor" else None
+        if s.plane is None:                   # dual-ToR without dual-plane: aggs are shared
+            return None
+        what = "plane" if p.is_dual_plane else "ToR side"
+        return s.plane, f"{what} {s.plane}"
+    if fab.family == "mpft":
+        return s.plane, f"plane {s.plane}"
+    if fab.family == "mrft":
+        return (s.coords[0], f"rail {s.coords[0]}") if s.role == "leaf" else None
+    if s.pod is not None:                     # clos3 and anything else with pods
+        return s.pod, f"pod {s.pod}"
+    return None
+
+
+def _link_key(fab: Fabric, link):
+    """A link takes the group of its upper switch, or of its lower switch when the upper is shared."""
+    key = _switch_key(fab, link.b)
+    if key is None and link.a in fab.switches:
+        key = _switch_key(fab, link.a)
+    return key
+
+
+def _rows(fab: Fabric) -> dict[int, list[str]]:
+    rows: dict[int, list[str]] = {0: sorted(fab.hosts, key=lambda h: fab.hosts[h].coords)}
+    for name, s in sorted(fab.switches.items(), key=lambda kv: (kv[1].tier, kv[1].coords)):
+        rows.setdefault(s.tier, []).append(name)
+    return rows
+
+
+def _title(fab: Fabric, columns: int) -> str:
+    params = {k: v for k, v in dataclasses.asdict(fab.params).items() if k != "scale"}
+    if fab.family == "hpn":
+        params["planes"] = fab.params.planes
+        params["ToRs/segment"] = fab.params.tors_per_segment
+        params.pop("tors", None)
+    text = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                     for k, v in params.items() if v is not None)
+    return f"{fab.family.upper()} fabric\n" + "\n".join(textwrap.wrap(text, columns))
+
+
+def draw(fabric: Fabric, path) -> Path:
+    """Write a PNG picture of `fabric` to `path` and return the path.
+
+    Raises ParamError when the fabric has more than MAX_NODES hosts + switches.
+    """
+    nodes = len(fabric.hosts) + len(fabric.switches)
+    if nodes > MAX_NODES:
+        raise ParamError(f"{fabric.family} fabric has {nodes} hosts and switches: too large to "
+                         f"draw (at most {MAX_NODES}); use smaller settings")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    rows = _rows(fabric)
+    widest = max(len(r) for r in rows.values())
+    width = min(max(0.55 * widest + 2.0, 8.0), 40.0)
+    height = 1.7 * len(rows) + 1.6
+    pos: dict[str, tuple[float, float]] = {}
+    for tier, names in rows.items():
+        for i, name in enumerate(names):
+            pos[name] = ((i + 0.5) * widest / len(names), float(tier))
+
+    groups: dict[int, str] = {}          # group number -> legend label
+
+    def colour(key):
+        if key is None:
+            return SHARED
+        groups[key[0]] = key[1]
+        return PALETTE[key[0] % len(PALETTE)]
+
+    fig = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes([0.07, 0.04, 0.78, 0.80])
+    ax.set_axis_off()
+
+    # links: one segment each; rates set the width (the fastest link is thickest)
+    fastest = max((l.gbps for l in fabric.links), default=1.0)
+    segments, colours, widths = [], [], []
+    for l in fabric.links:
+        segments.append([pos[l.a], pos[l.b]])
+        colours.append(colour(_link_key(fabric, l)))
+        widths.append(0.5 + 1.3 * l.gbps / fastest)
+    ax.add_collection(LineCollection(segments, colors=colours, linewidths=widths, alpha=0.75,
+                                     zorder=1))
+
+    shared_nodes = 0
+    crowded = widest > 22
+    font = 7 if widest <= 16 else 6 if widest <= 32 else 5
+    for tier, names in rows.items():
+        xs = [pos[n][0] for n in names]
+        if tier == 0:
+            ax.scatter(xs, [0] * len(xs), marker="s", s=110 if widest <= 40 else 30,
+                       c="#e8e8e8", edgecolors="black", linewidths=0.8, zorder=3)
+        else:
+            fills = [colour(_switch_key(fabric, n)) for n in names]
+            shared_nodes += fills.count(SHARED)
+            ax.scatter(xs, [tier] * len(xs), marker="o", s=150 if widest <= 40 else 60,
+                       c=fills, edgecolors="black", linewidths=0.8, zorder=3)
+        for name, x in zip(names, xs):
+            below = tier == 0
+            ax.annotate(name, (x, tier), xytext=(0, -9 if below else 9), textcoords="offset points",
+                        ha="center", va="top" if below else "bottom", fontsize=font,
+                        rotation=90 if crowded else 0, zorder=4)
+        roles = sorted({fabric.switches[n].role for n in names}) if tier else []
+        label = ROW_NAMES.get(tier, f"tier {tier}") + (f"\n({', '.join(roles)})" if roles else "")
+        ax.text(-0.04 * widest - 0.3, tier, label, ha="right", va="center", fontsize=9,
+                fontweight="bold")
+
+    ax.set_xlim(-0.04 * widest - 0.3, widest + 0.1)
+    pad = 0.55 if crowded else 0.35
+    ax.set_ylim(-pad, max(rows) + pad)
+
+    handles = [Line2D([], [], color=PALETTE[g % len(PALETTE)], lw=2.5, label=groups[g])
+               for g in sorted(groups)]
+    if shared_nodes or any(c == SHARED for c in colours):
+        handles.append(Line2D([], [], color=SHARED, lw=2.5, marker="o", markeredgecolor="black",
+                              label="shared by all " + ("pods" if fabric.family == "clos3"
+                                                        else "planes / rails")))
+    handles.append(Line2D([], [], color="black", marker="s", ls="", markerfacecolor="#e8e8e8",
+                          label="host (NIC ports = its links)"))
+    handles.append(Line2D([], [], color="black", marker="o", ls="", markerfacecolor="white",
+                          label="switch"))
+    rates = sorted({l.gbps for l in fabric.links})
+    if len(rates) > 1:
+        handles.append(Line2D([], [], color="black", lw=0, label="thicker = faster: " +
+                              ", ".join(f"{r:.3g}G" for r in rates)))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+              frameon=False)
+
+    fig.suptitle(_title(fabric, int(width * 11)), fontsize=10, x=0.07, ha="left", y=0.985)
+    fig.text(0.07, 0.865, f"{len(fabric.hosts)} hosts, {len(fabric.nics())} NICs, "
+             f"{len(fabric.switches)} switches, {len(fabric.links)} links",
+             fontsize=8, color="#444444")
+    path = Path(path)
+    fig.savefig(path, format="png", bbox_inches="tight", pad_inches=0.2)
+    return path

@@ -1,0 +1,27 @@
+"""Fabric families and the one entry point that makes a fabric from a family name and settings."""
+from __future__ import annotations
+
+from testbed.core.errors import ParamError
+from testbed.model.fabric import Fabric
+from testbed.model.families import clos3, hpn, mpft, mrft
+from testbed.model.params import make_params
+
+FAMILIES = {
+    "hpn": (hpn.HpnParams, hpn.build),
+    "mpft": (mpft.MpftParams, mpft.build),
+    "mrft": (mrft.MrftParams, mrft.build),
+    "clos3": (clos3.Clos3Params, clos3.build),
+}
+
+
+def make_fabric(family: str, settings=None, emulated: bool = True) -> Fabric:
+    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated.
+
+    emulated=False skips the limits only Mininet has (interface names), for paper-scale budgets.
+    """
+    if family not in FAMILIES:
+        raise ParamError(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
+    cls, build = FAMILIES[family]
+    fabric = build(make_params(cls, settings))
+    fabric.validate(emulated)
+    return fabric

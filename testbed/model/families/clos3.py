@@ -1,0 +1,43 @@
+"""A classic three-tier Clos with ECMP at every tier: the baseline that suffers hash polarization."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from testbed.model.fabric import Fabric
+from testbed.model.params import Params
+
+
+@dataclass(frozen=True)
+class Clos3Params(Params):
+    family: ClassVar[str] = "clos3"
+    pods: int = 2
+    edges: int = 2               # ToRs per pod
+    aggs: int = 2                # aggregation switches per pod
+    cores: int = 2
+    hosts_per_edge: int = 2
+    host_gbps: float = 100
+    uplink_gbps: float = 100
+
+
+def build(p: Clos3Params) -> Fabric:
+    fab = Fabric("clos3", p)
+    for pod in range(p.pods):
+        for j in range(p.edges):
+            edge = fab.add_switch(f"p{pod}e{j}", "edge", (pod, j), pod=pod)
+            for i in range(p.hosts_per_edge):
+                host = fab.add_host(f"p{pod}e{j}h{i}", (pod, j, i), [0], 1,
+                                    lambda n, g=pod * p.edges + j, i=i: f"10.0.{g}.{i + 1}", pod=pod)
+                fab.attach(host.nics[0], 0, edge, p.host_gbps)
+        for k in range(p.aggs):
+            fab.add_switch(f"p{pod}a{k}", "agg", (pod, k), pod=pod)
+    cores = [fab.add_switch(f"c{m}", "core", (m,)) for m in range(p.cores)]
+    for pod in range(p.pods):
+        for j in range(p.edges):
+            for k in range(p.aggs):
+                fab.connect(f"p{pod}e{j}", f"p{pod}a{k}", p.uplink_gbps)
+    for pod in range(p.pods):
+        for k in range(p.aggs):
+            for core in cores:
+                fab.connect(f"p{pod}a{k}", core, p.uplink_gbps)
+    return fab

@@ -1,0 +1,103 @@
+"""Alibaba HPN: dual-ToR rail-optimized segments, a dual-plane aggregation tier, a 15:1 core."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from testbed.core.errors import ParamError
+from testbed.model.fabric import Fabric
+from testbed.model.params import Params
+
+
+@dataclass(frozen=True)
+class HpnParams(Params):
+    family: ClassVar[str] = "hpn"
+    pods: int = 2
+    segments: int = 1            # per pod
+    hosts: int = 2               # per segment
+    backup_hosts: int = 0        # of `hosts`, how many are spares (HPN keeps 8 per segment)
+    nics: int = 2                # per host, one per GPU
+    rails: int = 2               # ToR pairs per segment; NIC i is cabled to rail i % rails
+    tors: int | None = None      # per segment; default 2 x rails (dual-ToR) or rails (single-ToR)
+    single_tor: bool = False     # the baseline: each NIC has one port to one ToR
+    dual_plane: bool | None = None   # default: on with dual-ToR
+    aggs_per_plane: int = 2      # per pod
+    cores: int = 2               # joins the pods; unused with one pod
+    core_oversubscription: float = 15.0
+    host_gbps: float = 200       # per NIC port
+    uplink_gbps: float = 400     # ToR to aggregation
+
+    def may_be_zero(self):
+        return {"backup_hosts"}
+
+    @property
+    def ports_per_nic(self) -> int:
+        return 1 if self.single_tor else 2
+
+    @property
+    def planes(self) -> int:
+        return 2 if self.is_dual_plane else 1
+
+    @property
+    def is_dual_plane(self) -> bool:
+        return (not self.single_tor) if self.dual_plane is None else self.dual_plane
+
+    @property
+    def tors_per_segment(self) -> int:
+        return self.rails * self.ports_per_nic if self.tors is None else self.tors
+
+    def check(self) -> None:
+        super().check()
+        if self.rails > self.nics:
+            raise ParamError(f"rails={self.rails}: more rails than a host has NICs (nics={self.nics})")
+        if self.tors is not None:
+            if not self.single_tor and self.tors % 2:
+                raise ParamError(f"tors={self.tors}: dual-ToR needs an even number of ToRs "
+                                 "(every NIC goes to a pair of independent ToRs)")
+            if self.tors != self.rails * self.ports_per_nic:
+                raise ParamError(f"tors={self.tors}: must be rails x ports per NIC = "
+                                 f"{self.rails * self.ports_per_nic}")
+        if self.single_tor and self.dual_plane:
+            raise ParamError("dual_plane=true: needs dual-ToR (single_tor=false); the two planes "
+                             "are the two ToRs of a pair")
+        if self.backup_hosts >= self.hosts:
+            raise ParamError(f"backup_hosts={self.backup_hosts}: must be fewer than hosts={self.hosts}")
+        if self.hosts > 250:
+            raise ParamError(f"hosts={self.hosts}: at most 250 per segment (the last IP octet)")
+        if self.pods > 1 and self.cores < 1:
+            raise ParamError(f"cores={self.cores}: more than one pod needs a core tier")
+
+
+def build(p: HpnParams) -> Fabric:
+    fab = Fabric("hpn", p)
+    sides = range(p.ports_per_nic)
+    for pod in range(p.pods):
+        for seg in range(p.segments):
+            tors = {(rail, side): fab.add_switch(f"p{pod}s{seg}r{rail}t{side}", "tor",
+                                                 (pod, seg, rail, side), plane=side, pod=pod)
+                    for rail in range(p.rails) for side in sides}
+            group = pod * p.segments + seg
+            for i in range(p.hosts):
+                host = fab.add_host(f"p{pod}s{seg}h{i}", (pod, seg, i),
+                                    [n % p.rails for n in range(p.nics)], p.ports_per_nic,
+                                    lambda n, i=i: f"10.{n}.{group}.{i + 1}", pod=pod)
+                for nic in host.nics:
+                    for side in sides:   # port k of a NIC goes to ToR k of its rail's pair
+                        fab.attach(nic, side, tors[(nic.rail, side)], p.host_gbps)
+        aggs = [fab.add_switch(f"p{pod}a{plane}n{i}", "agg", (pod, plane, i),
+                               plane=plane if p.is_dual_plane else None, pod=pod)
+                for plane in range(2) for i in range(p.aggs_per_plane)]
+        for tor in [s for s in fab.switches.values() if s.role == "tor" and s.pod == pod]:
+            for agg in aggs:
+                # dual-plane: a ToR reaches only the aggregation switches of its own plane
+                if not p.is_dual_plane or fab.switches[agg].plane == tor.plane:
+                    fab.connect(tor.name, agg, p.uplink_gbps)
+    if p.pods > 1:
+        cores = [fab.add_switch(f"c{i}", "core", (i,)) for i in range(p.cores)]
+        down = {s.name: 0.0 for s in fab.switches.values() if s.role == "agg"}
+        for l in fab.switch_links():
+            down[l.b] = down.get(l.b, 0.0) + l.gbps
+        for agg in [s for s in fab.switches if fab.switches[s].role == "agg"]:
+            for core in cores:   # the core oversubscription sets the rate of each uplink
+                fab.connect(agg, core, down[agg] / p.core_oversubscription / p.cores)
+    return fab

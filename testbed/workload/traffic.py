@@ -1,0 +1,140 @@
+"""Traffic on a running emulation: iperf3 flows with chosen 5-tuples, and pings.
+
+Servers and clients are spawned by their hosts (FabricHost.spawn: recorded in the run state so
+`clean` can end them), servers waited for by polling their listening sockets. Results come from
+iperf3's own JSON, written to files in the run directory.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed.core import sh
+from testbed.core.errors import TestbedError
+from testbed.core.wait import wait_for
+from testbed.emulation.build import Emulation
+from testbed.model.fabric import Nic
+
+IPERF_MARKER = "iperf3"
+
+
+@dataclass(frozen=True)
+class Flow:
+    src: Nic
+    dst: Nic
+    dport: int = 5201
+    sport: int | None = None      # pin the client port to choose the 5-tuple
+    proto: str = "tcp"
+    parallel: int = 1             # iperf3 -P: several connections, consecutive source ports
+
+
+def start_server(emu: Emulation, nic: Nic, port: int, interval: float = 0.5):
+    """An iperf3 server bound to `nic` on `port`, ready when this returns; its process.
+
+    It reports every `interval` s in JSON, which a client's --get-server-output brings back."""
+    node = emu.net[nic.host]
+    proc = node.spawn(f"iperf3 -s -1 -J -i {interval} -B {nic.ip} -p {port}", IPERF_MARKER)
+
+    def listening():
+        if proc.poll() is not None:
+            raise TestbedError(f"iperf3 server on {nic.ip}:{port} exited ({proc.returncode})")
+        return f"{nic.ip}:{port} " in node.cmd(f"ss -Hltn sport = :{port}")
+    wait_for(f"iperf3 server on {nic.ip}:{port}", listening, 10)
+    return proc
+
+
+def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5,
+                   omit: int = 0, server_output: bool = False) -> str:
+    """`omit`: leave the first seconds (TCP slow start) out of iperf3's totals; `server_output`:
+    add the receiver's JSON (what arrived, per interval) as "server_output_json"."""
+    cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
+           f"-i {interval} -P {flow.parallel}")
+    if omit:
+        cmd += f" -O {omit}"
+    if flow.sport:
+        cmd += f" --cport {flow.sport}"
+    if server_output:
+        cmd += " --get-server-output"
+    if flow.proto == "udp":
+        cmd += " -u"
+    if rate_mbit:
+        cmd += f" -b {rate_mbit}M"
+    return cmd
+
+
+_CLIENTS = itertools.count()
+
+
+@dataclass
+class Client:
+    flow: Flow
+    proc: object          # the iperf3 process (subprocess.Popen)
+    out: Path             # its JSON, in the run directory
+
+
+def start_client(emu: Emulation, flow: Flow, seconds: float, **kw) -> Client:
+    """Start a client writing its JSON to a file of the run."""
+    out = emu.state.file(f"iperf3-{next(_CLIENTS)}.json")
+    proc = emu.net[flow.src.host].spawn(client_command(flow, seconds, **kw), IPERF_MARKER, out=out)
+    return Client(flow, proc, out)
+
+
+def wait_client(emu: Emulation, client: Client, timeout: float) -> dict:
+    flow = client.flow
+    wait_for(f"iperf3 client {flow.src.ip} -> {flow.dst.ip}",
+             lambda: client.proc.poll() is not None, timeout, 0.1)
+    text = client.out.read_text(errors="replace")
+    client.out.unlink()
+    try:
+        result = json.loads(text)
+    except ValueError:
+        raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip} gave no JSON:\n{text[-2000:]}")
+    if "error" in result:
+        raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip}: {result['error']}")
+    return result
+
+
+def received_mbps(result: dict) -> float:
+    end = result["end"]
+    summary = end.get("sum_received") or end.get("sum")
+    return summary["bits_per_second"] / 1e6
+
+
+def run_flows(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[dict]:
+    """Run `flows` concurrently for `seconds`; iperf3's JSON result for each."""
+    for flow in flows:
+        start_server(emu, flow.dst, flow.dport)
+    clients = [start_client(emu, flow, seconds, **kw) for flow in flows]
+    return [wait_client(emu, client, seconds + 15) for client in clients]
+
+
+def ping_all(emu: Emulation, pairs: list[tuple[Nic, Nic]], count: int = 1) -> dict[tuple[str, str], bool]:
+    """Ping every (src, dst) pair, each source host's pings in parallel; True where a reply came.
+
+    The pings run in a script of their own (sh.node_cmd), so its `wait` waits for them and not
+    for iperf3 clients running in the background of the host's shell."""
+    by_host: dict[str, list[tuple[Nic, Nic]]] = {}
+    for src, dst in pairs:
+        by_host.setdefault(src.host, []).append((src, dst))
+    result = {}
+    for host, items in by_host.items():
+        script = " ".join(f"(ping -q -n -c {count} -W 2 -I {s.ip} {d.ip} >/dev/null && echo OK {s.ip} {d.ip} "
+                          f"|| echo NO {s.ip} {d.ip}) &" for s, d in items) + " wait"
+        for line in sh.node_cmd(emu.net[host], script).splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[0] in ("OK", "NO"):
+                result[(parts[1], parts[2])] = parts[0] == "OK"
+    return result
+
+
+def port_tx_bytes(emu: Emulation, host: str, ports: tuple[str, ...]) -> dict[str, int]:
+    out = emu.net[host].cmd(" ; ".join(f"cat /sys/class/net/{p}/statistics/tx_bytes" for p in ports))
+    return dict(zip(ports, (int(x) for x in out.split())))
+
+
+def stop_clients(emu: Emulation, clients: list[Client]) -> None:
+    for client in clients:
+        emu.net[client.flow.src.host].stop(client.proc, IPERF_MARKER)
+

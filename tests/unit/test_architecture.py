@@ -1,0 +1,105 @@
+"""The architecture, enforced: each layer imports only the layers below it; modules and
+functions stay small enough to read.
+
+    core < model < emulation < workload < measure < (cli, scenarios)
+    controller: core and model only (the emulation runs it as a process, never imports it)
+
+Read from the import statements of every module (the AST, nothing is imported), so a lazy
+import inside a function counts as much as one at the top.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ORDER = ["testbed.core", "testbed.model", "testbed.emulation", "testbed.workload",
+         "testbed.measure", "top"]
+ALLOWED = {layer: set(ORDER[:i + 1]) for i, layer in enumerate(ORDER)}
+ALLOWED["controller"] = {"testbed.core", "testbed.model", "controller"}
+ALLOWED["top"] |= {"controller", "scenarios"}
+MAX_LINES = 400
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of an internal module name, or None for a library."""
+    for layer in ORDER[:-1]:
+        if module == layer or module.startswith(layer + "."):
+            return layer
+    if module.split(".")[0] == "controller":
+        return "controller"
+    if module.split(".")[0] in ("testbed", "scenarios"):
+        return "top"     # testbed.cli, testbed.__main__, scenarios.*
+    return None
+
+
+def modules():
+    for package in ("testbed", "controller", "scenarios"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            name = ".".join(p for p in rel.parts if p != "__init__")
+            yield name, path
+
+
+def imported(path: Path, name: str):
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:   # relative: resolve against this module's package
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                target = f"{base}.{node.module}" if node.module else base
+            else:
+                target = node.module
+            yield target
+            # `from testbed.model import policies` imports the module testbed.model.policies
+            yield from (f"{target}.{a.name}" for a in node.names)
+
+
+@pytest.mark.parametrize("name,path", list(modules()), ids=lambda x: str(x))
+def test_imports_go_down_only(name, path):
+    mine = layer_of(name)
+    wrong = sorted({t for t in imported(path, name)
+                    if layer_of(t) and layer_of(t) not in ALLOWED[mine]})
+    assert not wrong, f"{name} ({mine}) imports from a layer above it: {wrong}"
+
+
+def test_layer_of_names_every_package():
+    assert layer_of("testbed.model.routing") == "testbed.model"
+    assert layer_of("testbed.emulation.build") == "testbed.emulation"
+    assert layer_of("testbed.cli") == "top"
+    assert layer_of("scenarios.base") == "top"
+    assert layer_of("controller.app") == "controller"
+    assert layer_of("mininet.net") is None
+
+
+def test_the_check_catches_an_upward_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from testbed.emulation.build import Emulation\n")
+    assert "testbed.emulation.build" in set(imported(bad, "testbed.model.bad"))
+
+
+@pytest.mark.parametrize("name,path", list(modules()), ids=lambda x: str(x))
+def test_no_module_over_400_lines(name, path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{name} has {lines} lines: split it"
+
+
+MAX_FUNCTION_LINES = 80
+# Functions exempt from the length rule, each for a stated reason: (module, function) -> why.
+EXEMPT_FUNCTIONS: dict[tuple[str, str], str] = {}
+
+
+def long_functions(path: Path):
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                yield node.name, length
+
+
+@pytest.mark.parametrize("name,path", list(modules()), ids=lambda x: str(x))
+def test_no_function_over_80_lines(name, path):
+    long = [(f, n) for f, n in long_functions(path) if (name, f) not in EXEMPT_FUNCTIONS]
+    assert not long, f"{name}: functions over {MAX_FUNCTION_LINES} lines: {long}"
