@@ -17,9 +17,8 @@ setup(
     packages=find_packages(include=PACKAGES + [p + ".*" for p in PACKAGES]),
     install_requires=[
         "os-ken>=4.0",   # 4.x: native-thread hub, no osken-manager (controller/launcher.py)
-        "scapy",
+        "scapy",         # reads and builds frames: the tests check our hand-built ARP with it
         "pyroute2",
-        "iperf3",        # Python binding; needs libiperf0 from the iperf3 apt package
         "rich",
         "matplotlib",
     ],

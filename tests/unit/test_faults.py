@@ -1,23 +1,34 @@
-"""Pure parts of the fault tooling: the detector's frames and route rewrites, the meters' series."""
-import socket
+"""Pure parts of the fault tooling: the detector's frames and route rewrites, the meters' series.
 
-from testbed.emulation import detector, hostnet
+The frames the testbed builds by hand (standard library only, so that the programs in hosts
+start fast) are read and built here with scapy, an independent implementation of ARP.
+"""
+from scapy.layers.l2 import ARP, Ether
+
+from testbed.emulation import detector, garp, hostnet
 from testbed.measure import meters
 from testbed.model import make_fabric
 
 
 def test_probe_is_an_arp_request_for_the_gateway_and_its_answer_is_recognised():
-    frame = detector.probe_frame("10.1.0.1", "02:00:0a:01:00:01")
-    assert frame[:6] == b"\xff" * 6 and frame[12:14] == b"\x08\x06"
-    assert frame[20:22] == b"\x00\x01"                                    # request
-    assert frame[38:42] == socket.inet_aton(detector.GATEWAY_IP)
-    gw_mac = bytes.fromhex("02fe00000001")
-    me = bytes.fromhex("02000a010001")
-    reply = (me + gw_mac + b"\x08\x06" + bytes.fromhex("0001080006040002") + gw_mac
-             + socket.inet_aton(detector.GATEWAY_IP) + me + socket.inet_aton("10.1.0.1"))
+    frame = Ether(detector.probe_frame("10.1.0.1", "02:00:0a:01:00:01"))
+    assert frame.dst == "ff:ff:ff:ff:ff:ff" and frame.src == "02:00:0a:01:00:01"
+    assert frame[ARP].op == 1 and frame[ARP].pdst == detector.GATEWAY_IP        # who-has gateway
+    assert frame[ARP].psrc == "10.1.0.1" and frame[ARP].hwsrc == "02:00:0a:01:00:01"
+    gw_mac, me = "02:fe:00:00:00:01", "02:00:0a:01:00:01"
+    reply = bytes(Ether(src=gw_mac, dst=me) / ARP(op=2, hwsrc=gw_mac, psrc=detector.GATEWAY_IP,
+                                                   hwdst=me, pdst="10.1.0.1"))
+    frame = bytes(frame)
     assert detector.is_gateway_reply(reply, "10.1.0.1")
     assert not detector.is_gateway_reply(reply, "10.1.0.2")              # someone else's answer
     assert not detector.is_gateway_reply(frame, "10.1.0.1")              # our own request
+
+
+def test_gratuitous_arp_announces_the_nic():
+    frame = Ether(garp.garp_frame("10.2.1.4", "02:00:0a:02:01:04"))
+    assert frame.dst == "ff:ff:ff:ff:ff:ff" and frame.src == "02:00:0a:02:01:04"
+    assert frame[ARP].op == 1 and frame[ARP].psrc == frame[ARP].pdst == "10.2.1.4"
+    assert frame[ARP].hwsrc == "02:00:0a:02:01:04"
 
 
 def test_route_rewrite_keeps_only_live_ports():

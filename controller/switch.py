@@ -1,0 +1,151 @@
+"""One switch as the controller writes to it: computed rules become FLOW_MODs and groups.
+
+The app decides *what* a switch holds (routes, per-port core rules, per-flow rules: see
+testbed.model.policies); this module only encodes it in OpenFlow 1.5 for Open vSwitch.
+
+Rule keys: ("route", switch, ip) -> Route, ("core", switch, in_port, ip) -> CoreRule,
+("flow", switch, FiveTuple) -> an output port (int) or the Route to follow (a counting rule).
+"""
+from __future__ import annotations
+
+from controller import ofp15
+from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
+from testbed.model.routing import FIVE_TUPLE, Route, ecmp_basis
+
+PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1100, 1000, 900, 0   # table 0
+PRIO_ROUTE, PRIO_CORE, PRIO_PINNED = 500, 550, 600        # table 1
+TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
+FLOW_COOKIE = 0x5EED_F10E                                  # marks per-flow rules
+SAMPLE_BYTES = 128
+TCP_FIN, TCP_SYN, TCP_RST = 0x01, 0x02, 0x04
+
+
+class SwitchWriter:
+    def __init__(self, dp, switch, ecmp_mode: str):
+        self.dp, self.name = dp, switch.name
+        self.ofp, self.parser = dp.ofproto, dp.ofproto_parser
+        self.basis = ecmp_basis(ecmp_mode, switch)
+        self.groups: dict[tuple, int] = {}    # group key -> group id
+
+    def reset(self, sample_tcp: bool) -> None:
+        """Wipe the switch and install the classifying table (table 0)."""
+        ofp, parser = self.ofp, self.parser
+        self.dp.send_msg(parser.OFPFlowMod(self.dp, command=ofp.OFPFC_DELETE, table_id=ofp.OFPTT_ALL,
+                                           out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
+                                           match=parser.OFPMatch()))
+        self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_DELETE, group_id=ofp.OFPG_ALL))
+        self.groups = {}
+        # ARP goes to the controller; the rest on to forwarding, where unrouted packets drop.
+        self.add_flow(PRIO_ARP, parser.OFPMatch(eth_type=0x0806),
+                      [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)],
+                      table=TABLE_CLASSIFY)
+        self.add_flow(PRIO_GATEWAY_ARP, parser.OFPMatch(eth_type=0x0806, arp_op=1, arp_tpa=GATEWAY_IP),
+                      gateway_arp_reply(parser, ofp), table=TABLE_CLASSIFY)
+        if sample_tcp:   # (adaptive) the controller learns each TCP flow's path from its SYNs
+            for flag in (TCP_SYN, TCP_FIN, TCP_RST):
+                self.add_flow(PRIO_SAMPLE,
+                              parser.OFPMatch(eth_type=0x0800, ip_proto=6, tcp_flags=(flag, flag)),
+                              [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, SAMPLE_BYTES)],
+                              table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
+        self.add_flow(PRIO_MISS, parser.OFPMatch(), [], table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
+
+    # ---- rules ----
+    def rule_match(self, key: tuple):
+        parser = self.parser
+        kind = key[0]
+        if kind == "route":
+            return PRIO_ROUTE, parser.OFPMatch(eth_type=0x0800, ipv4_dst=key[2])
+        if kind == "core":
+            return PRIO_CORE, parser.OFPMatch(in_port=key[2], eth_type=0x0800, ipv4_dst=key[3])
+        f = key[2]
+        return PRIO_PINNED, parser.OFPMatch(eth_type=0x0800, ip_proto=f.proto, ipv4_src=f.src,
+                                            ipv4_dst=f.dst, tcp_src=f.sport, tcp_dst=f.dport)
+
+    def install(self, key: tuple, value) -> None:
+        priority, match = self.rule_match(key)
+        cookie = 0
+        if key[0] == "route":
+            actions = self.route_actions(value)
+        elif key[0] == "core":
+            fallback = self.select_group(value.fallback)
+            actions = [self.parser.OFPActionGroup(self.failover_group(value.port, fallback))]
+        else:
+            cookie = FLOW_COOKIE
+            actions = ([self.parser.OFPActionOutput(value)] if isinstance(value, int)
+                       else self.route_actions(value))
+        self.add_flow(priority, match, actions, cookie=cookie)
+
+    def remove(self, key: tuple) -> None:
+        ofp = self.ofp
+        priority, match = self.rule_match(key)
+        self.dp.send_msg(self.parser.OFPFlowMod(
+            self.dp, table_id=TABLE_FORWARD, command=ofp.OFPFC_DELETE_STRICT, priority=priority,
+            out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY, match=match))
+
+    def route_actions(self, route: Route) -> list:
+        parser = self.parser
+        actions = []
+        if route.deliver_mac:
+            actions += [parser.OFPActionSetField(eth_src=GATEWAY_MAC),
+                        parser.OFPActionSetField(eth_dst=route.deliver_mac)]
+        if len(route.ports) == 1 or route.deliver_mac:
+            actions.append(parser.OFPActionOutput(route.ports[0]))
+        else:
+            actions.append(parser.OFPActionGroup(self.select_group(route.ports)))
+        return actions
+
+    # ---- groups ----
+    def select_group(self, ports: tuple[int, ...]) -> int:
+        """An ECMP select group over `ports` hashing the 5-tuple (made once per port set)."""
+        if ports not in self.groups:
+            ofp, parser = self.ofp, self.parser
+            gid = self.groups[ports] = len(self.groups) + 1
+            buckets = [parser.OFPBucket(
+                bucket_id=i, actions=[parser.OFPActionOutput(p)],
+                # a bucket whose port is down is skipped: failover without the controller
+                properties=[parser.OFPGroupBucketPropWatch(type_=ofp.OFPGBPT_WATCH_PORT, watch=p)])
+                for i, p in enumerate(ports)]
+            props = [ofp15.hash_selection_property(FIVE_TUPLE, self.basis)]
+            self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_ADD, type_=ofp.OFPGT_SELECT,
+                                                group_id=gid, buckets=buckets, properties=props))
+        return self.groups[ports]
+
+    def failover_group(self, port: int, fallback_gid: int) -> int:
+        """A fast-failover group: `port` while it is up, else the select group `fallback_gid`."""
+        key = ("ff", port, fallback_gid)
+        if key not in self.groups:
+            ofp, parser = self.ofp, self.parser
+            gid = self.groups[key] = len(self.groups) + 1
+            buckets = [
+                parser.OFPBucket(bucket_id=0, actions=[parser.OFPActionOutput(port)], properties=[
+                    parser.OFPGroupBucketPropWatch(type_=ofp.OFPGBPT_WATCH_PORT, watch=port)]),
+                # OVS wants liveness on every fast-failover bucket: the select group is live
+                # while any of its ports is
+                parser.OFPBucket(bucket_id=1, actions=[parser.OFPActionGroup(fallback_gid)], properties=[
+                    parser.OFPGroupBucketPropWatch(type_=ofp.OFPGBPT_WATCH_GROUP, watch=fallback_gid)]),
+            ]
+            self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_ADD, type_=ofp.OFPGT_FF,
+                                                group_id=gid, buckets=buckets))
+        return self.groups[key]
+
+    def add_flow(self, priority, match, actions, table=TABLE_FORWARD, goto=None, cookie=0) -> None:
+        parser, ofp = self.parser, self.ofp
+        inst = [parser.OFPInstructionActions(ofp.OFPIT_APPLY_ACTIONS, actions)] if actions else []
+        if goto is not None:
+            inst.append(parser.OFPInstructionGotoTable(goto))
+        self.dp.send_msg(parser.OFPFlowMod(self.dp, table_id=table, priority=priority, match=match,
+                                           instructions=inst, cookie=cookie))
+
+
+def gateway_arp_reply(parser, ofp) -> list:
+    """Actions that turn an ARP request for the gateway into its reply, sent back where it came."""
+    def copy(src, dst, bits):
+        return parser.OFPActionCopyField(n_bits=bits, oxm_ids=[src, dst])
+    return [copy("eth_src", "eth_dst", 48),
+            parser.OFPActionSetField(eth_src=GATEWAY_MAC),
+            parser.OFPActionSetField(arp_op=2),
+            copy("arp_sha", "arp_tha", 48),
+            copy("arp_spa", "arp_tpa", 32),
+            parser.OFPActionSetField(arp_sha=GATEWAY_MAC),
+            parser.OFPActionSetField(arp_spa=GATEWAY_IP),
+            parser.OFPActionOutput(ofp.OFPP_IN_PORT)]

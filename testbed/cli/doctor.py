@@ -1,0 +1,45 @@
+"""`hpn-testbed doctor`: what this machine offers and which path each part takes."""
+from __future__ import annotations
+
+from testbed.cli.output import console, print_json, table
+
+
+def add_parser(sub) -> None:
+    d = sub.add_parser("doctor", help="what this machine offers and which path each part takes")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args) -> int:
+    from testbed.emulation import system
+    feats = system.features()
+    report = {
+        "features": feats,
+        "paths": {"ovs_datapath": system.datapath(), "host_bond": system.bond_backend(),
+                  "one_way_fault": system.one_way_fault_backend(),
+                  "impairments": "netem" if feats["netem"] else "none (no sch_netem)"},
+        "versions": system.versions(),
+        "ovs_running": system.ovs_running(),
+    }
+    missing = [name for name, ok in (("Open vSwitch (ovs-vsctl)", report["versions"]["ovs"]),
+                                     ("Mininet", report["versions"]["mininet"]),
+                                     ("os-ken", report["versions"]["os_ken"]),
+                                     ("iperf3", report["versions"]["iperf3"]),
+                                     ("HTB (sch_htb)", feats["htb"]),
+                                     ("multipath routes or bonding",
+                                      feats["multipath_routes"] or feats["bonding"])) if not ok]
+    if not report["ovs_running"]:
+        missing.append("a running Open vSwitch (run `make setup` or ovs-ctl start)")
+    report["missing"] = missing
+    if args.json:
+        print_json(report)
+        return 1 if missing else 0
+    con = console()
+    con.print(table("kernel and tools", ["feature", "here"],
+                    [(k, "yes" if v else "no") for k, v in feats.items()]))
+    con.print(table("paths this machine takes", ["part", "path"], report["paths"].items()))
+    con.print(table("versions", ["component", "version"],
+                    [(k, v or "missing") for k, v in report["versions"].items()]))
+    for m in missing:
+        con.print(f"[red]missing:[/red] {m}")
+    return 1 if missing else 0

@@ -1,0 +1,69 @@
+"""`hpn-testbed topo budget|show`: the fabric model, nothing built."""
+from __future__ import annotations
+
+from testbed.cli.output import console, print_json, table
+
+
+def add_fabric_args(parser) -> None:
+    from testbed.model import FAMILIES
+    parser.add_argument("family", choices=list(FAMILIES), metavar="FAMILY",
+                        help=" | ".join(FAMILIES))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override a model parameter (repeatable), e.g. --set hosts=4")
+
+
+def add_parser(sub) -> None:
+    from testbed.model import budget
+    t = sub.add_parser("topo", help="the fabric model: port budgets and pictures, nothing built")
+    tsub = t.add_subparsers(dest="topo_command", required=True)
+    b = tsub.add_parser("budget", help="full-scale port budgets (claims B1-B4)")
+    b.add_argument("family", choices=list(budget.CLAIMS))
+    b.add_argument("--preset", default="paper",
+                   choices=sorted({p for presets in budget.PRESETS.values() for p in presets}))
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_topo_budget)
+    s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")
+    add_fabric_args(s)
+    s.add_argument("--png", metavar="FILE", help="draw the fabric to FILE")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_topo_show)
+
+
+def cmd_topo_budget(args) -> int:
+    from testbed.model import budget
+    data = budget.budget(args.family, args.preset)
+    if args.json:
+        print_json(data)
+    else:
+        console().print(budget.render(data))
+    return 0
+
+
+def cmd_topo_show(args) -> int:
+    from testbed.model import make_fabric
+    fab = make_fabric(args.family, args.set)
+    summary = fab.summary()
+    nics = fab.nics()
+    far = max(nics, key=lambda n: (n.host != nics[0].host, fab.equal_cost_paths(nics[0], n)))
+    summary["equal_cost_paths"] = {"src": nics[0].name, "dst": far.name,
+                                   "paths": fab.equal_cost_paths(nics[0], far)}
+    if args.png:
+        from testbed.model import draw
+        draw.draw(fab, args.png)
+        summary["png"] = args.png
+    if args.json:
+        print_json(summary)
+        return 0
+    con = console()
+    con.print(f"[bold]{fab.family}[/bold]: {summary['hosts']} hosts, {summary['nics']} NICs, "
+              f"{summary['host_ports']} host ports, {summary['switches']} switches, "
+              f"{summary['links']['host']} host links + {summary['links']['switch']} switch links")
+    con.print(table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversubscription"],
+                    [(r, t["switches"], t["ports_per_switch"], t["down_gbps"], t["up_gbps"],
+                      f"{t['oversubscription']}:1" if t["oversubscription"] else "-")
+                     for r, t in summary["tiers"].items()]))
+    e = summary["equal_cost_paths"]
+    con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
+    if args.png:
+        con.print(f"picture: {args.png}")
+    return 0

@@ -1,0 +1,46 @@
+"""`hpn-testbed trace`: the hop-by-hop path of a 5-tuple on a running fabric, read from its switches."""
+from __future__ import annotations
+
+import json
+
+from testbed.cli.output import console, print_json, table
+from testbed.core.errors import ParamError
+
+
+def add_parser(sub) -> None:
+    tr = sub.add_parser("trace", help="the hop-by-hop path of a 5-tuple, read from the switches")
+    tr.add_argument("--fabric", required=True, metavar="RUN", help="a running fabric's run id (see `up`)")
+    tr.add_argument("src", help="source NIC: IP, NIC name (host-nI) or host")
+    tr.add_argument("dst", help="destination NIC")
+    tr.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
+    tr.add_argument("--sport", type=int, default=40000)
+    tr.add_argument("--dport", type=int, default=5201)
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(func=cmd_trace)
+
+
+def cmd_trace(args) -> int:
+    from testbed.emulation import runstate
+    from testbed.emulation.hosts import AttachedHost
+    from testbed.emulation.trace import trace
+    from testbed.model import make_fabric
+    states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
+    if args.fabric not in states:
+        raise ParamError(f"no running fabric {args.fabric!r}; running: {', '.join(states) or 'none'}")
+    state = states[args.fabric]
+    spec = json.loads(state.file("spec.json").read_text())
+    fab = make_fabric(spec["family"], spec["params"])
+    src, dst = fab.nic(args.src), fab.nic(args.dst)
+    hosts = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}
+    hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport)
+    if args.json:
+        print_json({"src": src.ip, "dst": dst.ip, "proto": args.proto, "sport": args.sport,
+                    "dport": args.dport,
+                    "hops": [{"switch": h.switch, "in_port": h.in_port, "out_port": h.out_port}
+                             for h in hops]})
+    else:
+        console().print(table(f"{src.ip}:{args.sport} -> {dst.ip}:{args.dport} {args.proto}",
+                              ["hop", "switch", "in port", "out port"],
+                              [(i + 1, h.switch, h.in_port, h.out_port if h.out_port else "drop")
+                               for i, h in enumerate(hops)]))
+    return 0 if hops and hops[-1].out_port else 1

@@ -1,0 +1,79 @@
+"""`hpn-testbed up`: bring a fabric up, check it, explore it, tear it down."""
+from __future__ import annotations
+
+import signal
+import sys
+
+from testbed.cli.output import console, print_json, table
+from testbed.cli.topo import add_fabric_args
+from testbed.core.errors import ParamError
+
+
+def add_parser(sub) -> None:
+    from testbed.model.policies import CORE_MODES, POLICIES
+    from testbed.model.routing import ECMP_MODES
+    u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
+    add_fabric_args(u)
+    u.add_argument("--ecmp", choices=ECMP_MODES, help="select-group hashing (default seeded)")
+    u.add_argument("--policy", choices=POLICIES,
+                   help="routing policy: ECMP hashing (default), static per destination, or "
+                        "adaptive (the controller moves flows off hot uplinks)")
+    u.add_argument("--core", choices=CORE_MODES,
+                   help="core tier: per-port rules (default on hpn) or ECMP")
+    u.add_argument("--pair", action="append", metavar="SRC,DST",
+                   help="a flow of the known traffic matrix for --policy static (repeatable; NICs "
+                        "by IP, host-nI or host)")
+    u.add_argument("--detector", action="store_true",
+                   help="run the host-side probe-based port detector in every dual-ToR host (claim C4)")
+    u.add_argument("--cli", action="store_true", help="drop into the Mininet CLI")
+    u.add_argument("--check", action="store_true",
+                   help="run the bring-up checks, print a summary, tear down; exit 0 only if all pass")
+    u.add_argument("--json", action="store_true")
+    u.set_defaults(func=cmd_up)
+
+
+def routing_options(args, fabric) -> dict:
+    """The routing options of `up` (see testbed/model/policies), checked before anything is built."""
+    from testbed.model.policies import normalize
+    routing = {key: getattr(args, key) for key in ("ecmp", "core", "policy") if getattr(args, key, None)}
+    pairs = getattr(args, "pair", None) or []
+    if pairs:
+        routing["matrix"] = []
+        for pair in pairs:
+            src, sep, dst = pair.partition(",")
+            if not sep:
+                raise ParamError(f"--pair {pair!r}: expected SRC,DST")
+            routing["matrix"].append([src.strip(), dst.strip()])
+    normalize(fabric, routing)   # ParamError on a bad option
+    return routing
+
+
+def cmd_up(args) -> int:
+    from testbed.emulation.build import Emulation, Options
+    from testbed.measure import checks
+    from testbed.model import make_fabric
+    fab = make_fabric(args.family, args.set)      # validated before anything is created
+    with Emulation(fab, Options(routing=routing_options(args, fab), detector=args.detector)) as emu:
+        info = emu.describe()
+        results = []
+        if args.check:
+            results = checks.run_all(emu)
+            info["checks"] = [c.__dict__ for c in results]
+        if args.json:
+            print_json(info)
+        else:
+            con = console()
+            con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
+                      f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
+                      f"[cyan]{emu.datapath}[/cyan], host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+            if results:
+                con.print(table("checks", ["check", "result", "detail"],
+                                [(c.name, "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
+                                  c.detail) for c in results]))
+        if args.cli:
+            from mininet.cli import CLI
+            CLI(emu.net)
+        elif not args.check:
+            print("up; press Ctrl-C to tear down", file=sys.stderr)
+            signal.pause()
+    return 0 if all(c.passed for c in results) else 1
