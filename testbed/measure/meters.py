@@ -13,6 +13,7 @@ from pathlib import Path
 
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
+from testbed.emulation import counters
 from testbed.emulation.build import Emulation
 from testbed.model.fabric import Nic
 
@@ -23,12 +24,12 @@ def tx_bytes(intf: str) -> int:
 
 def counter(intf: str, name: str) -> int:
     """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
-    return int(Path(f"/sys/class/net/{intf}/statistics/{name}").read_text())
+    return counters.read([intf], (name,))[intf][0]
 
 
 def port_bytes(intfs: list[str]) -> dict[str, int]:
     """Bytes sent so far by each root-namespace interface (a switch port's egress)."""
-    return {i: tx_bytes(i) for i in intfs}
+    return {i: n for i, (n,) in counters.read(intfs).items()}
 
 
 def backlog(ipr, index: int) -> int:

@@ -1,11 +1,13 @@
 """The traffic matrix of each collective: who sends how many bytes to whom, in which phase."""
 from collections import Counter, defaultdict
+from types import SimpleNamespace
 
 import pytest
 
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
 from testbed.workload import collectives as C
+from testbed.workload.collectives import delivery, patterns
 
 
 @pytest.fixture(scope="module")
@@ -158,8 +160,23 @@ def test_bus_bandwidth_factors_follow_nccl_tests():
     assert run.busbw == pytest.approx(run.algbw * 1.5)
 
 
-def test_the_transfer_agent_compiles():
-    compile(C.AGENT, "agent", "exec")
+def test_every_public_name_is_reachable_from_the_package():
+    for name in C.__all__:
+        assert getattr(C, name) is not None
+    from testbed.workload.collectives import Collective
+    assert Collective is patterns.Collective
+    with pytest.raises(AttributeError):
+        C.no_such_name
+
+
+def test_delivered_payload_is_wire_bytes_less_headers():
+    # the loopback interface stands in for a switch port facing a host
+    link = SimpleNamespace(b_intf="lo")
+    emu = SimpleNamespace(fabric=SimpleNamespace(host_links=lambda: [link]))
+    before = C.host_port_counters(emu)
+    assert set(before) == {"lo"} and all(isinstance(v, int) for v in before["lo"])
+    after = {"lo": (before["lo"][0] + 10 * delivery.HEADER_BYTES + 5000, before["lo"][1] + 10)}
+    assert C.delivered_payload(before, after) == 5000
 
 
 def test_bad_input_is_refused(hpn):
