@@ -9,18 +9,18 @@ package: `python -I -m testbed.workload.agent` then loads nothing of the model o
 """
 from testbed.workload.collectives.delivery import delivered_payload, host_port_counters
 from testbed.workload.collectives.patterns import (
-                                                   Collective,
-                                                   Transfer,
-                                                   algbw,
-                                                   all_gather,
-                                                   all_to_all,
-                                                   busbw_factor,
-                                                   moe_all_to_all,
-                                                   moe_bytes_per_token,
-                                                   moe_targets,
-                                                   pipeline,
-                                                   reduce_scatter,
-                                                   ring_allreduce,
+    Collective,
+    Transfer,
+    algbw,
+    all_gather,
+    all_to_all,
+    busbw_factor,
+    moe_all_to_all,
+    moe_bytes_per_token,
+    moe_targets,
+    pipeline,
+    reduce_scatter,
+    ring_allreduce,
 )
 from testbed.workload.collectives.runner import CollectiveRun, FlowRecord, Runner, Send, SendResult, run
 
