@@ -7,20 +7,11 @@ leaves on, select-group bucket included, and the model says what is cabled to th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from testbed.core import sh
 from testbed.core.errors import TestbedError
 from testbed.model.fabric import GATEWAY_MAC, Fabric, Nic
-
-MAX_HOPS = 16
-
-
-@dataclass(frozen=True)
-class Hop:
-    switch: str
-    in_port: int
-    out_port: int | None      # None: the switch dropped it
+from testbed.model.paths import MAX_HOPS, Hop, LoopError, walk
 
 
 def first_port(hosts, src: Nic, dst: Nic, proto: str, sport: int, dport: int) -> str:
@@ -50,20 +41,14 @@ def trace(fabric: Fabric, hosts, src: Nic, dst: Nic, proto: str = "tcp", sport: 
     """The hops of one 5-tuple from `src` to `dst`; `hosts[name]` answers `route_dev`
     (testbed.emulation.hosts)."""
     port = first_port(hosts, src, dst, proto, sport, dport)
-    by_intf = {l.a_intf: (l.b, l.b_port) for l in fabric.host_links()}
-    peer = fabric.port_peer()
-    switch, in_port = by_intf[port]
-    hops = []
-    for _ in range(MAX_HOPS):
-        out = switch_out_port(switch, in_port, src, dst, proto, sport, dport)
-        hops.append(Hop(switch, in_port, out))
-        if out is None:
-            return hops
-        node, node_port = peer[(switch, out)]
-        if node not in fabric.switches:
-            return hops
-        switch, in_port = node, node_port
-    raise TestbedError(f"{src.ip} -> {dst.ip}: more than {MAX_HOPS} hops (a loop?)")
+    link = fabric.host_link(port)
+
+    def out_port(switch: str, in_port: int) -> int | None:
+        return switch_out_port(switch, in_port, src, dst, proto, sport, dport)
+    try:
+        return walk(fabric, (link.b, link.b_port), out_port)
+    except LoopError:
+        raise TestbedError(f"{src.ip} -> {dst.ip}: more than {MAX_HOPS} hops (a loop?)") from None
 
 
 def emulation_trace(emu, src: Nic, dst: Nic, **kw) -> list[Hop]:

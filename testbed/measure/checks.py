@@ -5,7 +5,7 @@ import itertools
 from dataclasses import dataclass
 
 from testbed.emulation.build import Emulation
-from testbed.model.routing import path_links
+from testbed.model.routing import shortest_path_links
 from testbed.workload import traffic
 
 TCP_SECONDS = 4
@@ -45,14 +45,14 @@ def farthest_pair(emu: Emulation):
 
     def height(pair):
         a, b = pair
-        return max(fab.switches[l.b].tier for l in path_links(fab, a, b))
+        return max(fab.switches[l.b].tier for l in shortest_path_links(fab, a, b))
     candidates = [(a, b) for a, b in itertools.permutations(nics, 2) if a.host != b.host and fab.reachable(a, b)]
     return max(candidates, key=height)
 
 
 def top_tier_tcp(emu: Emulation) -> Check:
     src, dst = farthest_pair(emu)
-    links = path_links(emu.fabric, src, dst)
+    links = shortest_path_links(emu.fabric, src, dst)
     # one TCP flow takes one path; its ceiling is the slowest link on it (the same on every path)
     ceiling = min(emu.fabric.link_mbit(l) for l in links)
     # the steady state, not slow start: the first second is left out

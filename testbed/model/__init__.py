@@ -1,4 +1,4 @@
-"""The pure model: fabrics, port budgets, pictures, routes and routing policies.
+"""The pure model: fabrics, port budgets, pictures, routes, paths and routing policies.
 
 No root, no Open vSwitch, no processes: everything here is computed from parameters and
 unit-tested. Imports only testbed.core.

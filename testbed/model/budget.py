@@ -16,7 +16,11 @@ from collections import defaultdict
 
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
+from testbed.model.budget_view import claim_entries, render, render_text, rows
 from testbed.model.fabric import Fabric
+
+# a result is read with the functions of budget_view, re-exported here
+__all__ = ["PRESETS", "CLAIMS", "budget", "claim_entries", "render", "render_text", "rows"]
 
 PRESETS: dict[str, dict[str, dict[str, object]]] = {
     "hpn": {
@@ -44,8 +48,6 @@ CLAIMS = {"hpn": ("B1", "B2", "B3"), "mpft": ("B4",)}
 # DeepSeek-V3 Table 3, quoting the Slim Fly paper's cost model: the model has no prices.
 QUOTED_COST_KUSD = {"mpft": 4.39, "fat_tree_3tier": 7.5}
 
-
-# ---------------------------------------------------------------- building
 
 # ---------------------------------------------------------------- entries
 
@@ -101,13 +103,17 @@ def _is_backup(host, p) -> bool:
 
 
 def _hpn(fab: Fabric) -> dict:
-    p = fab.params
     t = _Tally(fab)
-    sw = fab.switches
-    tors = [s for s in sw.values() if s.role == "tor"]
-    aggs = [s for s in sw.values() if s.role == "agg"]
+    tors = [s for s in fab.switches.values() if s.role == "tor"]
+    b1, capacity, uplink_gbps = _hpn_tor(fab, t, tors)
+    return {"B1": b1, "B2": _hpn_segment(fab, t, tors),
+            "B3": _hpn_pod(fab, t, tors, capacity, uplink_gbps)}
 
-    # ---- B1: one ToR
+
+def _hpn_tor(fab: Fabric, t: _Tally, tors: list) -> tuple[dict, float, float]:
+    """B1: one ToR. Also returns its switching capacity and uplink rate (Gb/s), which B3 uses."""
+    p, sw = fab.params, fab.switches
+
     def tor_figures(tor):
         links = t.host_links[tor.name]
         active = [l for l in links if not _is_backup(fab.hosts[l.a], p)]
@@ -139,8 +145,12 @@ def _hpn(fab: Fabric) -> dict:
         "tor_ratio_all": _entry("down:up, with backups", down_all / up, 1.133, unit=":1",
                                 how="27.2 / 24", digits=3),
     }
+    return b1, capacity, uplink_gbps
 
-    # ---- B2: one segment (pod 0, segment 0)
+
+def _hpn_segment(fab: Fabric, t: _Tally, tors: list) -> dict:
+    """B2: one segment (pod 0, segment 0)."""
+    p, sw = fab.params, fab.switches
     seg_tors = [s for s in tors if s.coords[:2] == (0, 0)]
     pairs = defaultdict(set)                      # (pod, seg, rail) -> sides
     for s in seg_tors:
@@ -155,7 +165,7 @@ def _hpn(fab: Fabric) -> dict:
                      and len({port_tor[i] for i in n.ports}) == 2)
     pair_gpus = _one([sum(1 for l in t.host_links[s.name] if not _is_backup(fab.hosts[l.a], p))
                       for s in seg_tors], "active GPUs per ToR")
-    b2 = {
+    return {
         "tors_per_segment": _entry("ToRs per segment", len(seg_tors), 16),
         "tor_pairs": _entry("ToR pairs (one per rail)",
                             sum(1 for sides in pairs.values() if len(sides) == 2), 8),
@@ -169,8 +179,11 @@ def _hpn(fab: Fabric) -> dict:
         "gpus_backup": _entry("backup GPUs per segment", len(gpus) - len(active_gpus), 64),
     }
 
-    # ---- B3: one pod (pod 0)
-    pod_aggs = [s for s in aggs if s.pod == 0]
+
+def _hpn_pod(fab: Fabric, t: _Tally, tors: list, capacity: float, uplink_gbps: float) -> dict:
+    """B3: one pod (pod 0), then HPN's step table."""
+    p, sw = fab.params, fab.switches
+    pod_aggs = [s for s in sw.values() if s.role == "agg" and s.pod == 0]
     planes = sorted({s.plane for s in pod_aggs})
     per_plane = _one([sum(1 for s in pod_aggs if s.plane == k) for k in planes], "aggs per plane")
     agg_down = _one([t.down_n[s.name] for s in pod_aggs], "aggregation down ports")
@@ -185,20 +198,7 @@ def _hpn(fab: Fabric) -> dict:
     pod_gpus = sum(1 for h in fab.hosts.values() if h.pod == 0 and not _is_backup(h, p)
                    for _ in h.nics)
     segments = len({s.coords[1] for s in tors if s.pod == 0})
-
-    # HPN's step table (sec. 3): each row is the previous one times a factor read from the
-    # parameters. tier1 = GPUs under one ToR (then one segment), pod = GPUs under tier 2.
-    gpu_gbps = p.ports_per_nic * p.host_gbps               # a GPU's bandwidth into the network
-    half = agg_ports / 2                                   # a non-oversubscribed switch: half down
-    plain_tier1 = (capacity / 2) / gpu_gbps                # half the ToR down, 400G per GPU: 64
-    dual_tor = p.ports_per_nic     # each NIC's bandwidth is split over 2 ToRs: a ToR serves 2x GPUs
-    rail_opt = p.rails             # GPU i of every host on rail i: a segment is `rails` ToR pairs
-    dual_plane = p.planes          # a ToR reaches only its plane's aggs: half the links, 2x ToRs
-    oversub = agg_down / half      # 15:1 toward the core: 120 ports down instead of 64
-    # The digest gives the plain pod (2K) without its derivation; it is the counted pod with the
-    # three tier-2 steps undone, so the rows below multiply back up to the counted pod.
-    plain_pod = pod_gpus / (dual_tor * dual_plane * oversub)
-    b3 = {
+    counted = {
         "segments_per_pod": _entry("segments per pod", segments, 15),
         "planes": _entry("aggregation planes", len(planes), 2),
         "aggs_per_plane": _entry("aggregation switches per plane", per_plane, 60),
@@ -215,6 +215,25 @@ def _hpn(fab: Fabric) -> dict:
                                     how="dual-plane: none"),
         "gpus_per_pod": _entry("active GPUs per pod", pod_gpus, 15000, nearest=1000,
                                how="paper: 'about 15K'"),
+    }
+    return {**counted, **_hpn_steps(p, capacity, agg_ports, agg_down, agg_up, pod_gpus)}
+
+
+def _hpn_steps(p, capacity: float, agg_ports: float, agg_down: int, agg_up: int,
+               pod_gpus: int) -> dict:
+    """HPN's step table (sec. 3): each row is the previous one times a factor read from the
+    parameters. tier1 = GPUs under one ToR (then one segment), pod = GPUs under tier 2."""
+    gpu_gbps = p.ports_per_nic * p.host_gbps               # a GPU's bandwidth into the network
+    half = agg_ports / 2                                   # a non-oversubscribed switch: half down
+    plain_tier1 = (capacity / 2) / gpu_gbps                # half the ToR down, 400G per GPU: 64
+    dual_tor = p.ports_per_nic     # each NIC's bandwidth is split over 2 ToRs: a ToR serves 2x GPUs
+    rail_opt = p.rails             # GPU i of every host on rail i: a segment is `rails` ToR pairs
+    dual_plane = p.planes          # a ToR reaches only its plane's aggs: half the links, 2x ToRs
+    oversub = agg_down / half      # 15:1 toward the core: 120 ports down instead of 64
+    # The digest gives the plain pod (2K) without its derivation; it is the counted pod with the
+    # three tier-2 steps undone, so the rows below multiply back up to the counted pod.
+    plain_pod = pod_gpus / (dual_tor * dual_plane * oversub)
+    return {
         "step_plain_tier1": _entry("step: plain 51.2T Clos, GPUs per ToR", plain_tier1, 64,
                                    source="derived",
                                    how=f"half of {capacity / 1000:g}T / {gpu_gbps:g}G per GPU"),
@@ -240,7 +259,6 @@ def _hpn(fab: Fabric) -> dict:
                                    source="derived",
                                    how=f"x{agg_down}/{half:g} (aggregation ports down vs radix/2)"),
     }
-    return {"B1": b1, "B2": b2, "B3": b3}
 
 
 # ---------------------------------------------------------------- MPFT (B4)
@@ -322,89 +340,3 @@ def budget(family: str, preset: str = "paper") -> dict:
         "seconds": {"build": round(t1 - t0, 3), "count": round(t2 - t1, 3)},
     }
     return {"meta": meta, **claims}
-
-
-def claim_entries(result: dict):
-    """(claim id, key, entry) for every figure in a budget() result."""
-    for cid, entries in result.items():
-        if cid != "meta":
-            for key, entry in entries.items():
-                yield cid, key, entry
-
-
-# ---------------------------------------------------------------- rendering
-
-TITLES = {"B1": "HPN ToR (51.2T, 128 x 400G)", "B2": "HPN segment (tier 1)",
-          "B3": "HPN pod (tier 2) and the step table", "B4": "MPFT (DeepSeek-V3, 8 planes)"}
-
-
-def _fmt(value) -> str:
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".")
-    return str(value)
-
-
-def _exact(value) -> str:
-    return f"{value:,.4f}".rstrip("0").rstrip(".") if isinstance(value, float) else _fmt(value)
-
-
-def rows(result: dict) -> list[tuple[str, str, str, str, str, str, str]]:
-    """(claim, figure, model, paper, unit, source, ok) per entry, as strings."""
-    out = []
-    for cid, _, e in claim_entries(result):
-        model = _fmt(e["shown"])
-        if e["shown"] != e["figure"]:
-            model += f" ({_exact(e['figure'])})"
-        out.append((cid, e["what"], model, _fmt(e["paper"]), e["unit"], e["source"],
-                    "ok" if e["match"] else "DIFFERS"))
-    return out
-
-
-def render_text(result: dict) -> list[str]:
-    """Plain-text table lines."""
-    header = ("claim", "figure", "model", "paper", "unit", "source", "")
-    table = [header] + rows(result)
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines = [f"{result['meta']['family']} preset {result['meta']['preset']!r}: "
-             f"built in {result['meta']['seconds']['build']} s, "
-             f"counted in {result['meta']['seconds']['count']} s"]
-    for i, r in enumerate(table):
-        lines.append("  ".join(c.ljust(w) if j in (0, 1, 4, 5) else c.rjust(w)
-                               for j, (c, w) in enumerate(zip(r, widths))).rstrip())
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return lines
-
-
-def render(result: dict):
-    """One rich renderable (a Group): a table per claim, then the timings and notes."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    out = []
-    by_claim = defaultdict(list)
-    for cid, _, e in claim_entries(result):
-        by_claim[cid].append(e)
-    for cid, entries in by_claim.items():
-        table = Table(title=f"{cid} {TITLES.get(cid, '')}", title_justify="left")
-        for col, just in (("figure", "left"), ("model", "right"), ("paper", "right"),
-                          ("unit", "left"), ("source", "left"), ("", "left")):
-            table.add_column(col, justify=just)
-        for e in entries:
-            model = _fmt(e["shown"])
-            if e["shown"] != e["figure"]:
-                model += f" ({_exact(e['figure'])})"
-            table.add_row(e["what"], model, _fmt(e["paper"]), e["unit"], e["source"],
-                          Text("ok", style="green") if e["match"]
-                          else Text("DIFFERS", style="bold red"))
-        out.append(table)
-    meta = result["meta"]
-    notes = [f"built in {meta['seconds']['build']} s, counted in {meta['seconds']['count']} s "
-             f"({meta['built']['switches']:,} switches, {meta['built']['links']:,} links)"]
-    out.append(Text("\n".join(notes), style="dim"))
-    return Group(*out)

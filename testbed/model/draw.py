@@ -19,6 +19,7 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#17becf", "#bcbd22", "#7f7f7f"]
 SHARED = "#9a9a9a"       # links and switches that belong to no plane / rail / pod
 ROW_NAMES = {0: "hosts", 1: "tier 1", 2: "tier 2", 3: "tier 3"}
+CROWDED = 22             # nodes in the widest row beyond which names are turned upright
 
 
 def _switch_key(fab: Fabric, name: str):
@@ -69,54 +70,48 @@ def _title(fab: Fabric, columns: int) -> str:
     return f"{fab.family.upper()} fabric\n" + "\n".join(textwrap.wrap(text, columns))
 
 
-def draw(fabric: Fabric, path) -> Path:
-    """Write a PNG picture of `fabric` to `path` and return the path.
+class _Colours:
+    """Colours by group, remembering each group's legend label as it is used."""
 
-    Raises ParamError when the fabric has more than MAX_NODES hosts + switches.
-    """
-    nodes = len(fabric.hosts) + len(fabric.switches)
-    if nodes > MAX_NODES:
-        raise ParamError(f"{fabric.family} fabric has {nodes} hosts and switches: too large to "
-                         f"draw (at most {MAX_NODES}); use smaller settings")
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.collections import LineCollection
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    def __init__(self):
+        self.groups: dict[int, str] = {}          # group number -> legend label
 
-    rows = _rows(fabric)
-    widest = max(len(r) for r in rows.values())
-    width = min(max(0.55 * widest + 2.0, 8.0), 40.0)
-    height = 1.7 * len(rows) + 1.6
+    def of(self, key) -> str:
+        if key is None:
+            return SHARED
+        self.groups[key[0]] = key[1]
+        return PALETTE[key[0] % len(PALETTE)]
+
+
+def _positions(rows: dict[int, list[str]], widest: int) -> dict[str, tuple[float, float]]:
+    """Each node's (x, y): a row per tier, each row spread over the widest one."""
     pos: dict[str, tuple[float, float]] = {}
     for tier, names in rows.items():
         for i, name in enumerate(names):
             pos[name] = ((i + 0.5) * widest / len(names), float(tier))
+    return pos
 
-    groups: dict[int, str] = {}          # group number -> legend label
 
-    def colour(key):
-        if key is None:
-            return SHARED
-        groups[key[0]] = key[1]
-        return PALETTE[key[0] % len(PALETTE)]
+def _draw_links(ax, fabric: Fabric, pos, colours: _Colours) -> list[str]:
+    """One segment per link; rates set the width (the fastest link is thickest). Returns the
+    links' colours."""
+    from matplotlib.collections import LineCollection
 
-    fig = Figure(figsize=(width, height), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_axes([0.07, 0.04, 0.78, 0.80])
-    ax.set_axis_off()
-
-    # links: one segment each; rates set the width (the fastest link is thickest)
     fastest = max((l.gbps for l in fabric.links), default=1.0)
-    segments, colours, widths = [], [], []
+    segments, link_colours, widths = [], [], []
     for l in fabric.links:
         segments.append([pos[l.a], pos[l.b]])
-        colours.append(colour(_link_key(fabric, l)))
+        link_colours.append(colours.of(_link_key(fabric, l)))
         widths.append(0.5 + 1.3 * l.gbps / fastest)
-    ax.add_collection(LineCollection(segments, colors=colours, linewidths=widths, alpha=0.75,
+    ax.add_collection(LineCollection(segments, colors=link_colours, linewidths=widths, alpha=0.75,
                                      zorder=1))
+    return link_colours
 
+
+def _draw_rows(ax, fabric: Fabric, rows, pos, widest: int, colours: _Colours) -> int:
+    """Hosts and switches, named, with a label per row. Returns how many switches are shared."""
     shared_nodes = 0
-    crowded = widest > 22
+    crowded = widest > CROWDED
     font = 7 if widest <= 16 else 6 if widest <= 32 else 5
     for tier, names in rows.items():
         xs = [pos[n][0] for n in names]
@@ -124,7 +119,7 @@ def draw(fabric: Fabric, path) -> Path:
             ax.scatter(xs, [0] * len(xs), marker="s", s=110 if widest <= 40 else 30,
                        c="#e8e8e8", edgecolors="black", linewidths=0.8, zorder=3)
         else:
-            fills = [colour(_switch_key(fabric, n)) for n in names]
+            fills = [colours.of(_switch_key(fabric, n)) for n in names]
             shared_nodes += fills.count(SHARED)
             ax.scatter(xs, [tier] * len(xs), marker="o", s=150 if widest <= 40 else 60,
                        c=fills, edgecolors="black", linewidths=0.8, zorder=3)
@@ -137,14 +132,15 @@ def draw(fabric: Fabric, path) -> Path:
         label = ROW_NAMES.get(tier, f"tier {tier}") + (f"\n({', '.join(roles)})" if roles else "")
         ax.text(-0.04 * widest - 0.3, tier, label, ha="right", va="center", fontsize=9,
                 fontweight="bold")
+    return shared_nodes
 
-    ax.set_xlim(-0.04 * widest - 0.3, widest + 0.1)
-    pad = 0.55 if crowded else 0.35
-    ax.set_ylim(-pad, max(rows) + pad)
+
+def _legend(ax, fabric: Fabric, groups: dict[int, str], any_shared: bool) -> None:
+    from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=PALETTE[g % len(PALETTE)], lw=2.5, label=groups[g])
                for g in sorted(groups)]
-    if shared_nodes or any(c == SHARED for c in colours):
+    if any_shared:
         handles.append(Line2D([], [], color=SHARED, lw=2.5, marker="o", markeredgecolor="black",
                               label="shared by all " + ("pods" if fabric.family == "clos3"
                                                         else "planes / rails")))
@@ -158,6 +154,37 @@ def draw(fabric: Fabric, path) -> Path:
                               ", ".join(f"{r:.3g}G" for r in rates)))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
               frameon=False)
+
+
+def draw(fabric: Fabric, path) -> Path:
+    """Write a PNG picture of `fabric` to `path` and return the path.
+
+    Raises ParamError when the fabric has more than MAX_NODES hosts + switches.
+    """
+    nodes = len(fabric.hosts) + len(fabric.switches)
+    if nodes > MAX_NODES:
+        raise ParamError(f"{fabric.family} fabric has {nodes} hosts and switches: too large to "
+                         f"draw (at most {MAX_NODES}); use smaller settings")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    rows = _rows(fabric)
+    widest = max(len(r) for r in rows.values())
+    width = min(max(0.55 * widest + 2.0, 8.0), 40.0)
+    height = 1.7 * len(rows) + 1.6
+    pos = _positions(rows, widest)
+    colours = _Colours()
+
+    fig = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes([0.07, 0.04, 0.78, 0.80])
+    ax.set_axis_off()
+    link_colours = _draw_links(ax, fabric, pos, colours)
+    shared_nodes = _draw_rows(ax, fabric, rows, pos, widest, colours)
+    ax.set_xlim(-0.04 * widest - 0.3, widest + 0.1)
+    pad = 0.55 if widest > CROWDED else 0.35     # room for the upright names
+    ax.set_ylim(-pad, max(rows) + pad)
+    _legend(ax, fabric, colours.groups, bool(shared_nodes) or SHARED in link_colours)
 
     fig.suptitle(_title(fabric, int(width * 11)), fontsize=10, x=0.07, ha="left", y=0.985)
     fig.text(0.07, 0.865, f"{len(fabric.hosts)} hosts, {len(fabric.nics())} NICs, "

@@ -62,6 +62,9 @@ class Host:
     pod: int | None = None
 
 
+Port = tuple[str, int]   # (switch, OpenFlow port): one end of a cable, seen from its switch
+
+
 @dataclass(frozen=True)
 class Link:
     """One cable. End `a` is the lower tier (a host port or a switch), `b` the upper switch."""
@@ -136,7 +139,7 @@ class Fabric:
     def ports_of(self, switch: str) -> int:
         return self._next_port[switch]
 
-    def attachments(self, nic: Nic) -> list[tuple[str, int]]:
+    def attachments(self, nic: Nic) -> list[Port]:
         """(switch, port) pairs where the NIC's ports are cabled."""
         by_intf = {l.a_intf: (l.b, l.b_port) for l in self.links if l.a not in self.switches}
         return [by_intf[p] for p in nic.ports]
@@ -173,7 +176,7 @@ class Fabric:
             adj[l.b].append((l.b_port, l.a, l.a_port))
         return adj
 
-    def port_peer(self) -> dict[tuple[str, int], tuple[str, int]]:
+    def port_peer(self) -> dict[Port, tuple[str, int]]:
         """(switch, port) -> (node, port) at the other end of the cable."""
         peer = {}
         for l in self.links:

@@ -12,9 +12,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from testbed.model.fabric import Fabric
-
-Port = tuple[str, int]   # (switch name, OpenFlow port)
+from testbed.model.fabric import Fabric, Link, Port
 
 
 @dataclass(frozen=True)
@@ -80,8 +78,8 @@ def ecmp_basis(mode: str, switch) -> int:
     raise ValueError(f"unknown ECMP mode {mode!r}; choose from {', '.join(ECMP_MODES)}")
 
 
-def path_links(fabric: Fabric, src, dst) -> list:
-    """Every Link on a shortest path from NIC `src` to NIC `dst` (host links included)."""
+def shortest_path_links(fabric: Fabric, src, dst) -> list[Link]:
+    """Every Link (cable) on a shortest path from NIC `src` to NIC `dst` (host links included)."""
     routes = {r.switch: r for r in routes_to(fabric, dst.ip, dst.mac, fabric.attachments(dst))}
     by_port = {(l.b, l.b_port): l for l in fabric.links}
     by_port.update({(l.a, l.a_port): l for l in fabric.switch_links()})

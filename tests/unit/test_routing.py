@@ -1,6 +1,10 @@
-from testbed.emulation import hostnet
-from testbed.model import make_fabric
-from testbed.model.routing import ecmp_basis, path_links, routes_to
+import pytest
+
+from testbed.core import errors
+from testbed.emulation import hostnet, trace
+from testbed.model import make_fabric, policies
+from testbed.model.paths import MAX_HOPS, Hop, LoopError, walk
+from testbed.model.routing import ecmp_basis, routes_to, shortest_path_links
 
 
 def routes(fab, nic, down=frozenset()):
@@ -40,10 +44,44 @@ def test_a_down_attachment_is_withdrawn():
     assert rs[t0].ports and p0 not in rs[t0].ports
 
 
-def test_path_links_cross_the_top_tier():
+def test_shortest_path_links_cross_the_top_tier():
     fab = make_fabric("clos3")
-    links = path_links(fab, fab.nic("p0e0h0"), fab.nic("p1e0h0"))
+    links = shortest_path_links(fab, fab.nic("p0e0h0"), fab.nic("p1e0h0"))
     assert max(fab.switches[l.b].tier for l in links) == 3
+
+
+def test_walk_ends_at_a_host_or_a_drop_and_stops_at_a_loop():
+    fab = make_fabric("mpft")
+    up = next(l for l in fab.switch_links() if (l.a, l.b) == ("pl0l0", "pl0s0"))
+    host_port = fab.attachments(fab.nic("g0h1-n0"))[0][1]
+
+    def bounce(sw, in_port):   # up to the spine, back down the same cable, out to a host
+        if sw == "pl0s0":
+            return up.b_port
+        return up.a_port if in_port == 1 else host_port
+    hops = walk(fab, ("pl0l0", 1), bounce)
+    assert hops == [Hop("pl0l0", 1, up.a_port), Hop("pl0s0", up.b_port, up.b_port),
+                    Hop("pl0l0", up.a_port, host_port)]
+    assert walk(fab, ("pl0l0", 1), lambda sw, p: None) == [Hop("pl0l0", 1, None)]
+    with pytest.raises(LoopError):
+        walk(fab, ("pl0l0", 1), lambda sw, p: up.a_port if sw == "pl0l0" else up.b_port)
+
+
+def test_trace_walks_what_the_switches_answer(monkeypatch):
+    fab = make_fabric("mpft")
+    fwd = policies.Forwarding(fab, policies.all_routes(fab))
+    src, dst = fab.nic("g0h0-n0"), fab.nic("g1h1-n0")
+
+    def ofproto_trace(switch, in_port, src, dst, *five_tuple):   # the routes' first choice
+        return fwd.choices(switch, in_port, dst.ip)[0]
+    monkeypatch.setattr(trace, "switch_out_port", ofproto_trace)
+    expected = fwd.walk(*fwd.ingress(src), dst.ip, lambda sw, p, options: options[0])
+    assert trace.trace(fab, {}, src, dst) == expected and len(expected) == 3
+    up = next(l for l in fab.switch_links() if (l.a, l.b) == ("pl0l0", "pl0s0"))
+    monkeypatch.setattr(trace, "switch_out_port", lambda sw, *rest: {"pl0l0": up.a_port,
+                                                                     "pl0s0": up.b_port}[sw])
+    with pytest.raises(errors.TestbedError, match=f"more than {MAX_HOPS} hops"):
+        trace.trace(fab, {}, src, dst)
 
 
 def test_ecmp_basis_modes():

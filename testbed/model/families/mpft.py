@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.model.fabric import Fabric
+from testbed.model.families.leafspine import add_hosts, mesh
 from testbed.model.params import Params
 
 
@@ -21,19 +22,13 @@ class MpftParams(Params):
 
 def build(p: MpftParams) -> Fabric:
     fab = Fabric("mpft", p)
+    leaves, spines = [], []      # [plane][index]
     for plane in range(p.planes):
-        for j in range(p.leaves):
-            fab.add_switch(f"pl{plane}l{j}", "leaf", (plane, j), plane=plane)
-        for k in range(p.spines):
-            fab.add_switch(f"pl{plane}s{k}", "spine", (plane, k), plane=plane)
-    for j in range(p.leaves):
-        for i in range(p.hosts_per_leaf):
-            host = fab.add_host(f"g{j}h{i}", (j, i), list(range(p.planes)), 1,
-                                lambda n, j=j, i=i: f"10.{n}.{j}.{i + 1}")
-            for nic in host.nics:
-                fab.attach(nic, 0, f"pl{nic.index}l{j}", p.host_gbps)
+        leaves.append([fab.add_switch(f"pl{plane}l{j}", "leaf", (plane, j), plane=plane)
+                       for j in range(p.leaves)])
+        spines.append([fab.add_switch(f"pl{plane}s{k}", "spine", (plane, k), plane=plane)
+                       for k in range(p.spines)])
+    add_hosts(fab, p, p.planes, lambda plane, j: leaves[plane][j])
     for plane in range(p.planes):
-        for j in range(p.leaves):
-            for k in range(p.spines):
-                fab.connect(f"pl{plane}l{j}", f"pl{plane}s{k}", p.uplink_gbps)
+        mesh(fab, leaves[plane], spines[plane], p.uplink_gbps)
     return fab

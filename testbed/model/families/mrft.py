@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.model.fabric import Fabric
+from testbed.model.families.leafspine import add_hosts, mesh
 from testbed.model.params import Params
 
 
@@ -21,19 +22,10 @@ class MrftParams(Params):
 
 def build(p: MrftParams) -> Fabric:
     fab = Fabric("mrft", p)
+    leaves = [[fab.add_switch(f"r{rail}l{j}", "leaf", (rail, j)) for j in range(p.leaves)]
+              for rail in range(p.rails)]          # [rail][index]
+    spines = [fab.add_switch(f"s{k}", "spine", (k,)) for k in range(p.spines)]
+    add_hosts(fab, p, p.rails, lambda rail, j: leaves[rail][j])
     for rail in range(p.rails):
-        for j in range(p.leaves):
-            fab.add_switch(f"r{rail}l{j}", "leaf", (rail, j))
-    for k in range(p.spines):
-        fab.add_switch(f"s{k}", "spine", (k,))
-    for j in range(p.leaves):
-        for i in range(p.hosts_per_leaf):
-            host = fab.add_host(f"g{j}h{i}", (j, i), list(range(p.rails)), 1,
-                                lambda n, j=j, i=i: f"10.{n}.{j}.{i + 1}")
-            for nic in host.nics:
-                fab.attach(nic, 0, f"r{nic.index}l{j}", p.host_gbps)
-    for rail in range(p.rails):
-        for j in range(p.leaves):
-            for k in range(p.spines):
-                fab.connect(f"r{rail}l{j}", f"s{k}", p.uplink_gbps)
+        mesh(fab, leaves[rail], spines, p.uplink_gbps)
     return fab

@@ -1,0 +1,54 @@
+"""The `routing` options of a run, checked and completed with their defaults."""
+from __future__ import annotations
+
+from testbed.core.errors import ParamError
+from testbed.model.fabric import Fabric
+from testbed.model.routing import ECMP_MODES
+
+POLICIES = ("ecmp", "static", "adaptive")
+CORE_MODES = ("per-port", "ecmp")
+
+
+def default_core(family: str) -> str:
+    """HPN's core uses per-port rules (HPN sec. 6); the other families hash at every tier."""
+    return "per-port" if family == "hpn" else "ecmp"
+
+
+def normalize(fabric: Fabric, routing: dict | None) -> dict:
+    """The routing options with defaults filled in; ParamError naming a bad one.
+
+    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (ecmp|static|adaptive),
+    matrix ([[src, dst], ...] NIC references, for static), interval (s, adaptive poll period),
+    hot (fraction of a link's rate above which it is hot), elephant (fraction of a link's rate
+    from which a flow counts), hold (s a moved flow stays put).
+    """
+    r = dict(routing or {})
+    known = {"ecmp", "core", "policy", "matrix", "interval", "hot", "elephant", "hold"}
+    unknown = set(r) - known
+    if unknown:
+        raise ParamError(f"unknown routing option {sorted(unknown)[0]!r}; known: {', '.join(sorted(known))}")
+    r.setdefault("ecmp", "seeded")
+    r.setdefault("core", default_core(fabric.family))
+    r.setdefault("policy", "ecmp")
+    for key, choices in (("ecmp", ECMP_MODES), ("core", CORE_MODES), ("policy", POLICIES)):
+        if r[key] not in choices:
+            raise ParamError(f"routing {key}={r[key]!r}: choose from {', '.join(choices)}")
+    matrix = []
+    for pair in r.get("matrix") or []:
+        if len(pair) != 2:
+            raise ParamError(f"routing matrix entry {pair!r}: expected [src, dst]")
+        src, dst = fabric.nic(str(pair[0])), fabric.nic(str(pair[1]))   # ParamError if unknown
+        matrix.append([src.ip, dst.ip])
+    r["matrix"] = matrix
+    if matrix and r["policy"] != "static":
+        raise ParamError("a traffic matrix only applies to policy=static")
+    for key, default, lo, hi in (("interval", 0.5, 0.05, 60), ("hot", 0.8, 0.05, 1.5),
+                                 ("elephant", 0.1, 0.0, 1.0), ("hold", 2.0, 0.0, 600)):
+        try:
+            value = float(r.get(key, default))
+        except (TypeError, ValueError):
+            raise ParamError(f"routing {key}={r.get(key)!r}: expected a number") from None
+        if not lo <= value <= hi:
+            raise ParamError(f"routing {key}={value}: must be between {lo} and {hi}")
+        r[key] = value
+    return r
