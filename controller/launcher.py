@@ -1,14 +1,20 @@
 """Run an os-ken app in-process (os-ken 4.x ships no osken-manager).
 
-    python -m controller.launcher APP_MODULE_OR_PATH PORT [extra os-ken args]
+    python -m controller.launcher APP_MODULE_OR_PATH SOCKET [extra os-ken args]
 
-Listens on 127.0.0.1 only.  SIGTERM/SIGINT end the process at once with
-status 0: os-ken's default "native" hub runs apps in non-daemon threads that
-it cannot kill, so a normal shutdown (AppManager.close) would hang.
+Serves OpenFlow on the Unix socket SOCKET, not on TCP: only processes that may enter its
+directory (the testbed makes it root-only) can reach the controller, so a local user cannot
+pose as a switch. Open vSwitch connects to it as `unix:SOCKET` (it accepts such targets only
+under its own run directory). The peer of every connection must be root as well.
+
+SIGTERM/SIGINT end the process at once with status 0: os-ken's default "native" hub runs apps
+in non-daemon threads that it cannot kill, so a normal shutdown (AppManager.close) would hang.
 """
 import logging
 import os
 import signal
+import socket
+import struct
 import sys
 
 # isort: off
@@ -17,28 +23,70 @@ from os_ken import log as osken_log
 # app_manager first: importing os_ken.controller.controller first hits a
 # circular import inside os-ken.
 from os_ken.base.app_manager import AppManager
-import os_ken.controller.controller  # noqa: F401,E402  registers --ofp-* opts
+import os_ken.controller.controller as osken_controller  # noqa: E402  registers --ofp-* opts
 # isort: on
+from os_ken.lib import hub
 
 from controller import ofp15
 
+LOG = logging.getLogger(__name__)
+
+
+class UnixConnection:
+    """An accepted Unix-socket connection that os-ken's Datapath can use like a TCP one
+    (it sets TCP_NODELAY, which a Unix socket does not have)."""
+
+    def __init__(self, sock):
+        self._sock = sock
+
+    def setsockopt(self, level, option, value):
+        if level != socket.IPPROTO_TCP:
+            self._sock.setsockopt(level, option, value)
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+def peer_uid(sock) -> int:
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def serve_unix(path):
+    """Accept OpenFlow connections on `path` (replaces os-ken's TCP server loop)."""
+    if os.path.exists(path):
+        os.unlink(path)
+    old = os.umask(0o077)
+    try:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+    finally:
+        os.umask(old)
+    server.listen(128)
+    while True:
+        sock, _ = server.accept()
+        if peer_uid(sock) != 0:
+            LOG.warning("refusing an OpenFlow connection from uid %d", peer_uid(sock))
+            sock.close()
+            continue
+        hub.spawn(osken_controller.datapath_connection_factory, UnixConnection(sock), path)
+
 
 def _exit_now(signum, _frame):
-    logging.getLogger(__name__).info('signal %d: exiting', signum)
+    LOG.info('signal %d: exiting', signum)
     logging.shutdown()
     os._exit(0)
 
 
-def run(app_module, port, extra_args=()):
-    """Serve OpenFlow on 127.0.0.1:``port`` with ``app_module`` (a module name
-    or a path to a .py file); ``extra_args`` are more os-ken options, e.g.
-    ``['--verbose']``.  Applies ofp15.apply_parser_fixes().  Blocks until
-    SIGTERM/SIGINT, which exit the process.  Call from the main thread."""
-    cfg.CONF(args=['--ofp-listen-host', '127.0.0.1',
-                   '--ofp-tcp-listen-port', str(port), *extra_args],
-             project='os_ken')
+def run(app_module, path, extra_args=()):
+    """Serve OpenFlow on the Unix socket `path` with `app_module` (a module name or a path to
+    a .py file); `extra_args` are more os-ken options, e.g. ['--verbose']. Applies
+    ofp15.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which exit the process. Call from
+    the main thread."""
+    cfg.CONF(args=['--ofp-tcp-listen-port', '1', *extra_args], project='os_ken')  # port unused
     osken_log.init_log()
     ofp15.apply_parser_fixes()
+    osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_now)
     AppManager.run_apps([app_module])
@@ -47,8 +95,8 @@ def run(app_module, port, extra_args=()):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2:
-        sys.exit('usage: python -m controller.launcher APP PORT [os-ken args]')
-    run(argv[0], int(argv[1]), argv[2:])
+        sys.exit('usage: python -m controller.launcher APP SOCKET [os-ken args]')
+    run(argv[0], argv[1], argv[2:])
 
 
 if __name__ == '__main__':

@@ -10,6 +10,7 @@ import signal
 import sys
 
 from testbed.cli import clean, doctor, runs, topo, trace, up
+from testbed.core import interrupts
 from testbed.core.errors import ParamError, TestbedError
 
 SUBCOMMANDS = (doctor, topo, up, trace, runs, clean)
@@ -25,21 +26,31 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _terminate(signum, frame):
-    raise KeyboardInterrupt   # unwinds through the context managers, which tear down
-
-
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
+    interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
     try:
         return args.func(args)
     except (ParamError, TestbedError) as e:
         print(f"hpn-testbed: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
+        signum = interrupts.last or signal.SIGINT
+        left = _own_leftovers()
+        if left:
+            print(f"hpn-testbed: interrupted; teardown incomplete ({', '.join(left)}): run "
+                  "`hpn-testbed clean`", file=sys.stderr)
+            return 1
         print("hpn-testbed: interrupted; cleaned up", file=sys.stderr)
-        return 130
+        return 128 + signum
+
+
+def _own_leftovers() -> list[str]:
+    """Runs of this process whose state is still recorded (teardown did not finish)."""
+    import os
+
+    from testbed.emulation import runstate
+    return [s.run_id for s in runstate.runs() if s.data["owner"][0] == os.getpid()]
 
 
 if __name__ == "__main__":

@@ -20,12 +20,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from testbed.core import sh
-from testbed.core.errors import ParamError, TestbedError
+from testbed.core import interrupts, sh
+from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import hostnet, runstate, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
+from testbed.emulation.watchdog import Watchdog
 from testbed.model.fabric import Fabric
 
 _RUN_NUMBERS = itertools.count(1)
@@ -48,14 +49,15 @@ class Options:
 
 
 class ControllerRef:
-    """What Mininet's OVSSwitch.start needs to point a bridge at our controller."""
-    protocol, name = "tcp", "c0"
+    """What Mininet's OVSSwitch.start needs to point a bridge at our controller: a Unix socket
+    (Mininet writes targets as PROTOCOL:IP:PORT; FabricSwitch drops the port)."""
+    protocol, name, port = "unix", "c0", 0
 
-    def __init__(self, port: int):
-        self.port = port
+    def __init__(self, socket: str):
+        self.socket = socket
 
     def IP(self):
-        return "127.0.0.1"
+        return self.socket
 
     def start(self):
         pass
@@ -83,6 +85,8 @@ class Emulation:
         self.net = None
         self.timings: dict[str, float] = {}
         self.detectors: Detectors | None = None   # with Options(detector=True)
+        self.watchdog: Watchdog | None = None
+        self._lock: runstate.RunLock | None = None
 
     # ---- lifecycle ----
     def __enter__(self) -> "Emulation":
@@ -94,12 +98,20 @@ class Emulation:
         return self
 
     def __exit__(self, *exc):
-        self.stop()
+        while True:
+            try:
+                self.stop()
+                return
+            except (KeyboardInterrupt, PartLost):
+                continue   # a signal just before the teardown took effect: tear down again
 
     def preflight(self) -> None:
         """Refuse to start, before creating anything, when this run could not succeed or clean up."""
         if os.geteuid() != 0:
             raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+        # one fabric per machine: names, ports and addresses derive from coordinates, so two
+        # fabrics would claim the same interfaces. The lock is held until teardown is done.
+        self._lock = runstate.RunLock.take(self.run_id)
         if not system.ovs_running():
             raise ParamError("Open vSwitch is not running: start it with "
                              "/usr/share/openvswitch/scripts/ovs-ctl start (or `make setup`)")
@@ -131,6 +143,8 @@ class Emulation:
         self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
+        self.watchdog = Watchdog(self.controller, list(self.fabric.switches),
+                                 f"unix:{self.controller.socket}").start()
         if self.options.detector:
             self.detectors = Detectors(self, self.options.detector_hosts,
                                        self.options.detector_interval,
@@ -138,7 +152,23 @@ class Emulation:
         self.timings["ready"] = time.monotonic() - t0
 
     def stop(self) -> None:
-        """Tear down, tolerant of a half-built network; safe to call twice."""
+        """Tear down, tolerant of a half-built network; safe to call twice. Signals that arrive
+        meanwhile do not cut it short (testbed.core.interrupts)."""
+        with interrupts.teardown():
+            self._teardown()
+
+    def check_whole(self) -> None:
+        """Raise PartLost if a part of the run (controller, a switch's connection) was lost."""
+        if self.watchdog is not None and self.watchdog.lost:
+            raise PartLost(self.watchdog.lost)
+        if self.controller.proc is not None and self.controller.proc.poll() is None:
+            lost = self.controller.status().get("lost") or []
+            if lost:
+                raise PartLost(f"switch {lost[0]} lost its connection to the controller")
+
+    def _teardown(self) -> None:
+        if self.watchdog is not None:
+            self.watchdog.stop()
         if self.detectors is not None:
             detectors, self.detectors = self.detectors, None
             detectors.stop()
@@ -155,6 +185,9 @@ class Emulation:
         self.controller.stop()
         if self.state.dir.exists():
             runstate.destroy(self.state)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # ---- steps ----
     def build_network(self) -> None:
@@ -163,7 +196,7 @@ class Emulation:
         from mininet.net import Mininet
         from mininet.node import OVSSwitch
 
-        run_id, datapath = self.run_id, self.datapath
+        run_id, datapath, socket = self.run_id, self.datapath, f"unix:{self.controller.socket}"
 
         from testbed.emulation.hosts import FabricHost
         FabricHost.run_state = self.state
@@ -172,6 +205,10 @@ class Emulation:
             def bridgeOpts(self):
                 # tag the bridge so `clean` finds it and nothing else
                 return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
+
+            def vsctl(self, *args, **kwargs):
+                # Mininet writes controller targets as PROTOCOL:IP:PORT; a unix: target has no port
+                return super().vsctl(*[str(a).replace(f"{socket}:0", socket) for a in args], **kwargs)
 
         setLogLevel("error")
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False,
@@ -191,7 +228,7 @@ class Emulation:
                 nic = next(n for n in self.fabric.hosts[l.a].nics if l.a_intf in n.ports)
                 net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, port2=l.b_port,
                             intfName1=l.a_intf, intfName2=l.b_intf, addr1=nic.mac, cls=Link)
-        net.controllers.append(ControllerRef(self.controller.port))
+        net.controllers.append(ControllerRef(str(self.controller.socket)))
         net.build()
         self.state.add_processes(*[(h.pid, "mininet:") for h in net.hosts + net.switches])
         self.state.data["hosts"] = {h.name: h.pid for h in net.hosts}   # for `trace --fabric RUN`

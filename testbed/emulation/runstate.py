@@ -9,6 +9,7 @@ nftables tables it made. Nothing outside those lists is ever touched. The run's 
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import time
 from pathlib import Path
 
 from testbed.core import sh
+from testbed.core.errors import ParamError
 
 ROOT = Path(os.environ.get("HPN_RUN_DIR", "/run/hpn-testbed"))
 OVS_TAG = "hpn-testbed"
@@ -29,7 +31,7 @@ class RunState:
         self.dir = ROOT / run_id
         self._lock = threading.Lock()
         self.data = {"owner": [os.getpid(), start_time(os.getpid())], "pids": [], "bridges": [],
-                     "root_intfs": [], "nft_tables": []}
+                     "root_intfs": [], "nft_tables": [], "dirs": []}
 
     def create(self) -> "RunState":
         ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -67,6 +69,33 @@ class RunState:
         state = cls(path.name)
         state.data.update(json.loads((path / "state.json").read_text()))
         return state
+
+
+class RunLock:
+    """The machine's one-fabric lock: an exclusive flock on ROOT/lock, held by the process
+    that owns the running fabric until its teardown is done. The kernel drops it when that
+    process dies, so a killed run never blocks the next (its leftovers are `clean`'s)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    @classmethod
+    def take(cls, run_id: str) -> "RunLock":
+        ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
+        fd = os.open(ROOT / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            owners = [f"{s.run_id} (pid {s.data['owner'][0]})" for s in runs() if alive(s)]
+            raise ParamError(f"another fabric is up on this machine: {', '.join(owners) or 'starting'}; "
+                             "one fabric at a time (stop it, or `hpn-testbed clean` if it is gone)") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{run_id} {os.getpid()}\n".encode())
+        return cls(fd)
+
+    def release(self) -> None:
+        os.close(self.fd)   # closing the descriptor drops the flock
 
 
 def start_time(pid: int) -> int | None:
@@ -128,6 +157,10 @@ def destroy(state: RunState) -> list[str]:
     for table in state.data["nft_tables"]:
         if sh.ok(["nft", "delete", "table", *table.split()]):
             done.append(f"nft table {table}")
+    for path in state.data.get("dirs", []):
+        if os.path.isdir(path):
+            shutil.rmtree(path, ignore_errors=True)
+            done.append(f"directory {path}")
     shutil.rmtree(state.dir, ignore_errors=True)
     return done
 

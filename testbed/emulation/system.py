@@ -82,3 +82,11 @@ def versions() -> dict[str, str | None]:
 
 def ovs_running() -> bool:
     return sh.ok(["ovs-vsctl", "--timeout=3", "show"], timeout=5)
+
+
+@functools.lru_cache(maxsize=None)
+def ovs_rundir() -> str:
+    """Open vSwitch's run directory, as ovs-vswitchd spells it (the only place it accepts a
+    `unix:` controller target): taken from ovs-vsctl's default database socket."""
+    m = re.search(r'"unix:(\S+)/db\.sock"', sh.run(["ovs-vsctl", "--help"], check=False))
+    return m.group(1) if m else "/var/run/openvswitch"
