@@ -95,6 +95,7 @@ class FabricController(app_manager.OSKenApp):
             self.logger.warning("refusing a second connection for %s (%016x)", name, dp.id)
             self.refused += 1
             dp.close()
+            self.write_status(force=True)
             return
         writer = SwitchWriter(dp, self.fabric.switches[name], self.policy["ecmp"])
         writer.reset(sample_tcp=self.adaptive)

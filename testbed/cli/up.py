@@ -58,6 +58,7 @@ def cmd_up(args) -> int:
         results = []
         if args.check:
             results = checks.run_all(emu)
+            emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:
             print_json(info)

@@ -45,3 +45,30 @@ def family_up(request):
     with emu:
         yield emu
     assert not leftovers(emu), f"left behind: {leftovers(emu)}"
+
+
+def run_of(pid: int) -> runstate.RunState | None:
+    """The run a testbed process owns, once it has written its state."""
+    for state in runstate.runs():
+        if state.data["owner"][0] == pid:
+            return state
+    return None
+
+
+def state_leftovers(state: runstate.RunState, fabric) -> list[str]:
+    """What of a run (owned by another process) still exists: must be nothing after teardown."""
+    import json
+
+    from testbed.core import sh
+    left = [f"run state {state.dir}"] if state.dir.exists() else []
+    left += [f"process {pid} ({marker})" for pid, marker in state.live_processes()]
+    names = set(os.listdir("/sys/class/net"))
+    left += [f"interface {i}" for i in state.data["root_intfs"] if i in names]
+    left += [f"bridge {b}" for b in runstate.tagged_bridges(state.run_id)]
+    left += [f"bridge {b}" for b in set(fabric.switches) & runstate.all_bridges()]
+    left += [f"directory {d}" for d in state.data.get("dirs", []) if os.path.exists(d)]
+    tables = sh.run(["nft", "list", "tables"], check=False)
+    left += [f"nft table {t}" for t in tables.splitlines() if state.run_id.replace("-", "_") in t]
+    qdiscs = json.loads(sh.run(["tc", "-j", "qdisc", "show"], check=False) or "[]")
+    left += [f"qdisc on {q['dev']}" for q in qdiscs if q.get("dev") in state.data["root_intfs"]]
+    return left

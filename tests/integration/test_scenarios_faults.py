@@ -21,7 +21,7 @@ BUSY = "p0s0h0"
 def new_run(proc) -> runstate.RunState | None:
     """The run the scenario process owns, once it has written its state."""
     for state in runstate.runs():
-        if state.data.get("owner") == proc.pid:
+        if state.data["owner"][0] == proc.pid:
             return state
     return None
 
