@@ -2,7 +2,8 @@
 
 It only pushes what testbed.model.routing and testbed.model.policies compute and reacts to events:
 - switch connects: wipe it, install the classifying table, then every rule it should hold;
-  a second connection claiming a connected switch's DPID is refused, a disconnect is recorded;
+  a disconnect is recorded, and so is a reconnect (a new connection for a connected DPID: only
+  ovs-vswitchd can connect, see launcher.py, so it is the switch, and the old one is dropped);
 - gratuitous ARP from a host port: learn ip -> (switch, port, mac); that NIC's rules go stale;
 - ARP request for the gateway: answered by the switch itself, with a rule installed at connect
   (as a ToR's own CPU would answer; a host's probe then tests its link, not the controller);
@@ -65,7 +66,6 @@ class FabricController(app_manager.OSKenApp):
         self.names = {sw.dpid: sw.name for sw in self.fabric.switches.values()}
         self.switches: dict[str, SwitchWriter] = {}   # connected switches by name
         self.lost: list[str] = []                     # switches whose connection dropped
-        self.refused = 0                              # connections refused (DPID already connected)
         self.learned: dict[str, dict] = {}   # ip -> {"mac": str, "at": set[(switch, port)]}
         self.down: set[tuple[str, int]] = set()
         self.wanted: dict[str, dict[tuple, object]] = {}   # ip -> its route and core rules
@@ -90,13 +90,10 @@ class FabricController(app_manager.OSKenApp):
             dp.close()
             return
         old = self.switches.get(name)
-        if old is not None and old.dp is not dp and old.dp.is_active:
-            # a peer claiming a connected switch's DPID never takes over its handle
-            self.logger.warning("refusing a second connection for %s (%016x)", name, dp.id)
-            self.refused += 1
-            dp.close()
-            self.write_status(force=True)
-            return
+        if old is not None and old.dp is not dp:
+            self.logger.warning("switch %s reconnected: the old connection is dropped", name)
+            self.lost.append(name)
+            old.dp.close()
         writer = SwitchWriter(dp, self.fabric.switches[name], self.policy["ecmp"])
         writer.reset(sample_tcp=self.adaptive)
         self.installed = {k: v for k, v in self.installed.items() if k[1] != name}
@@ -300,7 +297,6 @@ class FabricController(app_manager.OSKenApp):
         status = {
             "connected": sorted(self.switches),
             "lost": self.lost,
-            "refused": self.refused,
             "learned": {ip: sorted(map(list, e["at"])) for ip, e in self.learned.items()},
             "down": sorted(map(list, self.down)),
             "policy": {k: v for k, v in self.policy.items() if k != "matrix"},

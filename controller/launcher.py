@@ -5,7 +5,8 @@
 Serves OpenFlow on the Unix socket SOCKET, not on TCP: only processes that may enter its
 directory (the testbed makes it root-only) can reach the controller, so a local user cannot
 pose as a switch. Open vSwitch connects to it as `unix:SOCKET` (it accepts such targets only
-under its own run directory). The peer of every connection must be root as well.
+under its own run directory). The peer of every connection must be ovs-vswitchd itself, run
+by root: so a connection that claims a switch's DPID is that switch (reconnecting).
 
 SIGTERM/SIGINT end the process at once with status 0: os-ken's default "native" hub runs apps
 in non-daemon threads that it cannot kill, so a normal shutdown (AppManager.close) would hang.
@@ -47,9 +48,16 @@ class UnixConnection:
         return getattr(self._sock, name)
 
 
-def peer_uid(sock) -> int:
+def peer(sock) -> tuple[int, int, str]:
+    """(pid, uid, command name) of the process at the other end of a Unix socket."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    pid, uid, _gid = struct.unpack("3i", creds)
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            comm = f.read().strip()
+    except OSError:
+        comm = "?"
+    return pid, uid, comm
 
 
 def serve_unix(path):
@@ -65,8 +73,9 @@ def serve_unix(path):
     server.listen(128)
     while True:
         sock, _ = server.accept()
-        if peer_uid(sock) != 0:
-            LOG.warning("refusing an OpenFlow connection from uid %d", peer_uid(sock))
+        pid, uid, comm = peer(sock)
+        if uid != 0 or comm != "ovs-vswitchd":
+            LOG.warning("refusing an OpenFlow connection from pid %d (uid %d, %s)", pid, uid, comm)
             sock.close()
             continue
         hub.spawn(osken_controller.datapath_connection_factory, UnixConnection(sock), path)

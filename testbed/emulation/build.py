@@ -30,6 +30,7 @@ from testbed.emulation.watchdog import Watchdog
 from testbed.model.fabric import Fabric
 
 _RUN_NUMBERS = itertools.count(1)
+INACTIVITY_PROBE_MS = 30_000
 QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
                           # does not cap the queue before the qdisc does (platform.md)
 
@@ -207,8 +208,11 @@ class Emulation:
                 return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
 
             def vsctl(self, *args, **kwargs):
-                # Mininet writes controller targets as PROTOCOL:IP:PORT; a unix: target has no port
-                return super().vsctl(*[str(a).replace(f"{socket}:0", socket) for a in args], **kwargs)
+                # Mininet writes controller targets as PROTOCOL:IP:PORT; a unix: target has no
+                # port. A controller busy with a burst of events is not a dead one: OVS probes
+                # it only after INACTIVITY_PROBE_MS of silence (the watchdog watches the process)
+                ours = f'{socket}\\" inactivity_probe={INACTIVITY_PROBE_MS}'
+                return super().vsctl(*[str(a).replace(f'{socket}:0\\"', ours) for a in args], **kwargs)
 
         setLogLevel("error")
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False,
@@ -259,34 +263,51 @@ class Emulation:
     def expected_attachments(self) -> int:
         return sum(len(n.ports) for n in self.fabric.nics())
 
-    def announce(self) -> None:
-        """Every host sends a gratuitous ARP on each NIC port."""
-        sh.nodes_cmd([(self.net[h.name], f"{sys.executable} -m testbed.emulation.garp "
-                       + " ".join(hostnet.garp_args(h))) for h in self.fabric.hosts.values()])
+    def announce(self, ports: set[str] | None = None) -> None:
+        """Hosts send a gratuitous ARP on each NIC port (or on `ports` only), all from one
+        process (testbed.emulation.garp), fed on its standard input."""
+        lines = [line for h in self.fabric.hosts.values()
+                 for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)]
+        sh.run([sys.executable, "-m", "testbed.emulation.garp"], input="\n".join(lines) + "\n",
+               timeout=120)
+
+    def unlearned_ports(self, status: dict) -> set[str]:
+        """Host ports whose switch end the controller has not yet learned a NIC on."""
+        learned = {tuple(at) for ats in status.get("learned", {}).values() for at in ats}
+        return {l.a_intf for l in self.fabric.host_links() if (l.b, l.b_port) not in learned}
 
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout
         n = len(self.fabric.switches)
         self.controller.wait(lambda s: len(s.get("connected", [])) == n,
                              f"all {n} switches to connect to the controller", timeout)
-        want = self.expected_attachments()
-        deadline = time.monotonic() + timeout
-        while True:   # announce, then poll; announce again while ports are still unlearned
-            self.announce()
+        deadline, missing = time.monotonic() + timeout, None
+        while missing != set():   # announce, poll; announce again on the ports still unlearned
+            self.announce(missing)
             try:
-                self.controller.wait(
-                    lambda s: sum(len(v) for v in s.get("learned", {}).values()) >= want,
-                    f"the controller to learn all {want} NIC ports", 1.0)
-                break
+                self.controller.wait(lambda s: not self.unlearned_ports(s),
+                                     f"the controller to learn all {self.expected_attachments()} "
+                                     "NIC ports", 1.0)
+                missing = set()
             except TestbedError:
+                missing = self.unlearned_ports(self.status())
                 if time.monotonic() > deadline:
                     raise
-        wait_for("every switch to hold its routes", self.routes_installed, timeout, 0.1)
+        confirmed: set[str] = set()
+        wait_for("every switch to hold its routes", lambda: self.routes_installed(confirmed),
+                 timeout, 0.1)
 
-    def routes_installed(self) -> bool:
-        """Read the switches themselves: does each hold the routes the controller says it sent?"""
-        per_switch = self.status().get("routes_per_switch", {})
+    def routes_installed(self, confirmed: set[str] | None = None) -> bool:
+        """Read the switches themselves: does each hold the routes the controller says it sent?
+        Switches in `confirmed` are not asked again; those found complete are added to it."""
+        confirmed = set() if confirmed is None else confirmed
+        status = self.status()
+        if not status.get("settled", True):
+            return False
+        per_switch = status.get("routes_per_switch", {})
         for sw in self.fabric.switches:
+            if sw in confirmed:
+                continue
             try:
                 flows = self.ofctl("dump-aggregate", sw)
             except TestbedError:   # a bridge still being configured: ask again on the next poll
@@ -294,6 +315,7 @@ class Emulation:
             count = int(flows.split("flow_count=")[1].split()[0])
             if count < per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
                 return False
+            confirmed.add(sw)
         return True
 
     # ---- helpers for users of a running emulation ----

@@ -72,9 +72,11 @@ def host_script(host: Host, backend: str, datapath: str) -> str:
     return "\n".join(lines)
 
 
-def garp_args(host: Host) -> list[str]:
-    """`port:ip:mac` for every port of every NIC: what testbed.emulation.garp announces."""
-    return [f"{port}:{nic.ip}:{nic.mac}" for nic in host.nics for port in nic.ports]
+def garp_lines(host: Host, pid: int, ports=None) -> list[str]:
+    """`PID PORT IP MAC` for every port of every NIC (or only `ports`): what
+    testbed.emulation.garp reads."""
+    return [f"{pid} {port} {nic.ip} {nic.mac}" for nic in host.nics for port in nic.ports
+            if ports is None or port in ports]
 
 
 def detector_specs(host: Host, backend: str) -> list[dict]:

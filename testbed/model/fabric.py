@@ -85,9 +85,18 @@ class Fabric:
     hosts: dict[str, Host] = field(default_factory=dict)
     links: list[Link] = field(default_factory=list)
     _next_port: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # tables derived from the cabling, built on first use and dropped when the cabling changes:
+    # the controller asks for them once per NIC, which must not cost a pass over every link
+    _derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def _table(self, name: str, build):
+        if name not in self._derived:
+            self._derived[name] = build()
+        return self._derived[name]
 
     # ---- construction helpers used by the families ----
     def add_switch(self, name: str, role: str, coords: tuple[int, ...], plane=None, pod=None) -> str:
+        self._derived.clear()
         self.switches[name] = Switch(name, role, tuple(coords), plane, pod)
         return name
 
@@ -107,6 +116,7 @@ class Fabric:
     def connect(self, lower: str, upper: str, gbps: float) -> Link:
         """Cable switch `lower` to switch `upper`, each on its next free port."""
         a_port, b_port = self._take_port(lower), self._take_port(upper)
+        self._derived.clear()
         link = Link(lower, a_port, upper, b_port, gbps, f"{lower}-eth{a_port}", f"{upper}-eth{b_port}")
         self.links.append(link)
         return link
@@ -114,6 +124,7 @@ class Fabric:
     def attach(self, nic: Nic, port_index: int, switch: str, gbps: float) -> Link:
         """Cable port `port_index` of a host NIC to the next free port of `switch`."""
         b_port = self._take_port(switch)
+        self._derived.clear()
         link = Link(nic.host, port_index, switch, b_port, gbps, nic.ports[port_index],
                     f"{switch}-eth{b_port}")
         self.links.append(link)
@@ -141,15 +152,15 @@ class Fabric:
 
     def attachments(self, nic: Nic) -> list[Port]:
         """(switch, port) pairs where the NIC's ports are cabled."""
-        by_intf = {l.a_intf: (l.b, l.b_port) for l in self.links if l.a not in self.switches}
+        by_intf = self._table("attachments", lambda: {l.a_intf: (l.b, l.b_port) for l in self.host_links()})
         return [by_intf[p] for p in nic.ports]
 
     def host_link(self, port: str) -> Link:
         """The cable of a host NIC port, by the port's interface name."""
-        for l in self.links:
-            if l.a_intf == port and l.a not in self.switches:
-                return l
-        raise ParamError(f"no host port {port!r} in this {self.family} fabric")
+        link = self._table("host_link", lambda: {l.a_intf: l for l in self.host_links()}).get(port)
+        if link is None:
+            raise ParamError(f"no host port {port!r} in this {self.family} fabric")
+        return link
 
     def switch_links(self) -> list[Link]:
         return [l for l in self.links if l.a in self.switches]
@@ -169,21 +180,26 @@ class Fabric:
         return link.gbps * self.params.scale
 
     def adjacency(self) -> dict[str, list[tuple[int, str, int]]]:
-        """switch -> [(local port, neighbour switch, neighbour port)] over switch-to-switch links."""
-        adj: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
-        for l in self.switch_links():
-            adj[l.a].append((l.a_port, l.b, l.b_port))
-            adj[l.b].append((l.b_port, l.a, l.a_port))
-        return adj
+        """switch -> [(local port, neighbour switch, neighbour port)] over switch-to-switch links
+        (shared: do not modify)."""
+        def build():
+            adj: dict[str, list[tuple[int, str, int]]] = defaultdict(list)
+            for l in self.switch_links():
+                adj[l.a].append((l.a_port, l.b, l.b_port))
+                adj[l.b].append((l.b_port, l.a, l.a_port))
+            return adj
+        return self._table("adjacency", build)
 
     def port_peer(self) -> dict[Port, tuple[str, int]]:
-        """(switch, port) -> (node, port) at the other end of the cable."""
-        peer = {}
-        for l in self.links:
-            peer[(l.b, l.b_port)] = (l.a, l.a_port)
-            if l.a in self.switches:
-                peer[(l.a, l.a_port)] = (l.b, l.b_port)
-        return peer
+        """(switch, port) -> (node, port) at the other end of the cable (shared: do not modify)."""
+        def build():
+            peer = {}
+            for l in self.links:
+                peer[(l.b, l.b_port)] = (l.a, l.a_port)
+                if l.a in self.switches:
+                    peer[(l.a, l.a_port)] = (l.b, l.b_port)
+            return peer
+        return self._table("port_peer", build)
 
     def equal_cost_paths(self, src: Nic, dst: Nic) -> int:
         """Number of shortest switch paths from any port of `src` to any port of `dst`."""
