@@ -1,26 +1,38 @@
 """The scenarios: each reproduces a claim of the papers (../shared/claims.md) at small scale.
 
-A scenario module defines one Scenario subclass and is listed in MODULES; `hpn-testbed list`
-shows them, `hpn-testbed run NAME` runs one, `hpn-testbed run` runs the tour (TOUR, quick mode).
+A scenario module defines one Scenario subclass and is listed in MODULES, the one place a
+scenario is registered: `hpn-testbed list` shows them in that order, `hpn-testbed run NAME` runs
+one, `hpn-testbed run` runs the tour: the scenarios whose class says `tour=True`, in the same
+order, in quick mode.
 """
 from __future__ import annotations
 
 import importlib
 
+from scenarios.base import Scenario
 from testbed.core.errors import ParamError
 
-MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe", "disjoint_paths", "routing_policies",
-                      "dual_tor_link_failure", "link_flap", "one_way_fault", "tor_failure"]   # module names under scenarios/, in the order `list` shows them
-TOUR: list[str] = ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
-                   "dual-tor-link-failure", "link-flap", "one-way-fault"]      # the headline scenarios `hpn-testbed run` (and `make demo`) runs
+MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe",
+                      "disjoint_paths", "routing_policies", "dual_tor_link_failure", "link_flap",
+                      "one_way_fault", "tor_failure"]     # module names under scenarios/
 
 
-def all_scenarios() -> dict:
-    found = {}
-    for module in MODULES:
-        cls = importlib.import_module(f"scenarios.{module}").SCENARIO
-        found[cls.name] = cls
-    return found
+def scenario_class(module: str) -> type[Scenario]:
+    """The Scenario subclass scenarios/MODULE.py defines (not one it imports)."""
+    namespace = importlib.import_module(f"scenarios.{module}")
+    (cls,) = [c for c in vars(namespace).values() if isinstance(c, type) and issubclass(c, Scenario)
+              and c.__module__ == namespace.__name__]
+    return cls
+
+
+def all_scenarios() -> dict[str, type[Scenario]]:
+    classes = [scenario_class(module) for module in MODULES]
+    return {cls.name: cls for cls in classes}
+
+
+def tour() -> list[str]:
+    """The headline scenarios `hpn-testbed run` (and `make demo`) runs, in order."""
+    return [name for name, cls in all_scenarios().items() if cls.tour]
 
 
 def get(name: str):
@@ -29,3 +41,11 @@ def get(name: str):
         raise ParamError(f"no scenario {name!r}; `hpn-testbed list` names them: "
                          f"{', '.join(scenarios) or 'none yet'}")
     return scenarios[name]()
+
+
+def __getattr__(name: str):
+    # TOUR is derived from the classes, so it is computed when asked for: importing the package
+    # does not bring up every scenario's imports
+    if name == "TOUR":
+        return tour()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,8 +1,12 @@
 """What every scenario is: a claim of the papers, reproduced at small scale, with a verdict.
 
-A scenario subclasses Scenario, sets its claim and the paper's figure, and implements
-`measure(quick)` returning a Result whose numbers were measured in that run. `execute` writes
-RESULT.json and (if the scenario draws one) RESULT.png under the output directory.
+A scenario subclasses Scenario, names its claim and the paper's figure, and implements two steps:
+- `run(quick)` brings the fabric up and measures: it returns the figures, a plain dict of the
+  measured numbers, with the bring-ups under "setup" and the time series to plot under "series";
+- `judge(figures)` is pure: it applies the scenario's thresholds to those figures and writes the
+  prose (a Judgement). A recorded RESULT.json (figures plus setup) can be judged again.
+`execute` runs both, builds the Result from the scenario's own attributes and writes RESULT.json
+and (if the scenario draws one) RESULT.png under the output directory.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
+NOT_MEASURED = ("setup", "series")     # the keys of a run's figures that are not numbers to judge
 
 
 @dataclass
@@ -27,14 +32,42 @@ class Result:
     files: dict = field(default_factory=dict)
 
 
+@dataclass
+class Judgement:
+    verdict: str                # reproduced | not reproduced | invalid
+    expectation: str
+    measured: str
+    derived: dict = field(default_factory=dict)   # numbers the judge computed (ratios...), reported too
+
+
 class Scenario:
+    """Subclass as `class X(Scenario, name="x-y", claim="C1", tour=True)`, with `title` and `paper`
+    as attributes; `tour`: one of the headline scenarios `hpn-testbed run` runs."""
     name = ""
     claim = ""
     title = ""
     paper = ""
+    tour = False
 
-    def measure(self, quick: bool) -> Result:
+    def __init_subclass__(cls, name: str = "", claim: str = "", tour: bool = False, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.name, cls.claim, cls.tour = name, claim, tour
+
+    def run(self, quick: bool) -> dict:
+        """Bring up, measure: the figures (with "setup" and "series")."""
         raise NotImplementedError
+
+    def judge(self, figures: dict) -> Judgement:
+        """The verdict and prose for `figures`; no side effects."""
+        raise NotImplementedError
+
+    def report(self, figures: dict) -> Result:
+        """The Result of a run: this scenario's claim and paper, judged from `figures`."""
+        judged = self.judge(figures)
+        measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
+        return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
+                      judged.verdict, figures={**measured, **judged.derived},
+                      setup=figures.get("setup", {}), series=figures.get("series", {}))
 
     def plot(self, result: Result, path: Path) -> bool:
         """Draw `result` to `path` (PNG); return False if this scenario has nothing to draw."""
@@ -58,7 +91,7 @@ class Scenario:
 
     def execute(self, out: Path, quick: bool = False) -> Result:
         out.mkdir(parents=True, exist_ok=True)
-        result = self.measure(quick)
+        result = self.report(self.run(quick))
         png = out / f"{self.name}.png"
         if self.plot(result, png):
             result.files["png"] = str(png)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scenarios.base import Result, Scenario, verdict
+from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import setup_of, valid
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
@@ -29,71 +29,74 @@ from testbed.workload import pathsel
 SCALE = 0.02        # 400G -> 8 Mbit/s
 MESSAGE = 64_000
 PACE = 0.9          # each connection paced at 90% of its share of the NIC: HPN's fabric is lossless
+MODES = ("hashing", "path-selection")
 
 
-class DisjointPaths(Scenario):
-    name = "disjoint-paths"
-    claim = "C6"
+def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int) -> tuple:
+    """Job j's send in round r, and the paths its two connections take (lists of (switch, port))."""
+    dport = 8000 + 10 * r + j
+    if mode == "hashing":
+        sports = (47000 + 100 * r + 2 * j, 47001 + 100 * r + 2 * j)
+        paths = [pathsel.path_links(emu, src, dst, sp, dport) for sp in sports]
+        policy = "round-robin"
+    else:
+        found = pathsel.disjoint_sports(emu, src, dst, dport, 2, start=46000 + 100 * r + 50 * j)
+        sports, paths = tuple(s for s, _ in found), [p for _, p in found]
+        policy = "least-queued"
+    rate = PACE * emu.fabric.line_mbit(src) * 1e6 / 8 / len(sports)   # bytes/s
+    return C.Send(src, dst, nbytes, sports, dport, MESSAGE, policy, rate=rate), paths
+
+
+class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
     title = "host-side disjoint paths and least-queued messages vs hashing"
     paper = ("HPN sec. 5: 5-tuples with disjoint paths (RePaC), one connection per path, each message "
              "on the connection with the fewest queued bytes: up to +34.7% for four concurrent "
              "AllReduce jobs on 512 GPUs")
 
-    def measure(self, quick: bool) -> Result:
-        rounds = 3 if quick else 5
-        nbytes = 1_500_000 if quick else 3_000_000
+    def run(self, quick: bool) -> dict:
+        rounds, nbytes = (3, 1_500_000) if quick else (5, 3_000_000)
         fab = make_fabric("mpft", {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
                                    "scale": SCALE})
-        rows, busy = [], []
         with Emulation(fab, Options()) as emu:
             nic = {h: fab.hosts[h].nics[0] for h in fab.hosts}
             jobs = [(nic["g0h0"], nic["g1h0"]), (nic["g0h1"], nic["g1h1"])]
-            spine_of = lambda links: next(sw for sw, _ in links if fab.switches[sw].role == "spine")
-            for r in range(rounds):
-                row = {}
-                for mode in ("hashing", "path-selection"):
-                    sends, spines = [], Counter()
-                    for j, (src, dst) in enumerate(jobs):
-                        dport = 8000 + 10 * r + j
-                        if mode == "hashing":
-                            sports = (47000 + 100 * r + 2 * j, 47001 + 100 * r + 2 * j)
-                            paths = [pathsel.path_links(emu, src, dst, sp, dport) for sp in sports]
-                            policy = "round-robin"
-                        else:
-                            found = pathsel.disjoint_sports(emu, src, dst, dport, 2, start=46000 + 100 * r + 50 * j)
-                            sports, paths = tuple(s for s, _ in found), [p for _, p in found]
-                            policy = "least-queued"
-                        spines.update(spine_of(p) for p in paths)
-                        rate = PACE * fab.line_mbit(src) * 1e6 / 8 / len(sports)   # bytes/s
-                        sends.append(C.Send(src, dst, nbytes, sports, dport, MESSAGE, policy, rate=rate))
-                    (seconds, results), b = cpu_busy_fraction(lambda: C.Runner(emu).run_sends(sends))
-                    busy.append(b)
-                    row[mode] = {"completion_s": round(seconds, 3),
-                                 "per_job_s": [round(x[2], 3) for x in results],
-                                 "bytes_per_connection": [x[3] for x in results],
-                                 "connections_per_spine": dict(spines), "cpu_busy": round(b, 3)}
-                rows.append(row)
+            rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES} for r in range(rounds)]
             setup = setup_of(emu, bytes_per_job=nbytes, message=MESSAGE, rounds=rounds, pace=PACE)
+        return {"rounds": rows,
+                "setup": {**setup, "x_label": "round", "y_label": "completion (s)"},
+                "series": {"hashing": [[i + 1, x["hashing"]["completion_s"]] for i, x in enumerate(rows)],
+                           "path selection": [[i + 1, x["path-selection"]["completion_s"]]
+                                              for i, x in enumerate(rows)]}}
+
+    def round(self, emu, jobs, mode: str, r: int, nbytes: int) -> dict:
+        """Both jobs at once, connected the `mode` way: completion, bytes, connections per spine."""
+        fab = emu.fabric
+        sends, spines = [], Counter()
+        for j, (src, dst) in enumerate(jobs):
+            send, paths = job_send(emu, src, dst, mode, r, j, nbytes)
+            sends.append(send)
+            spines.update(next(sw for sw, _ in p if fab.switches[sw].role == "spine") for p in paths)
+        (seconds, results), busy = cpu_busy_fraction(lambda: C.Runner(emu).run_sends(sends))
+        return {"completion_s": round(seconds, 3), "per_job_s": [round(x[2], 3) for x in results],
+                "bytes_per_connection": [x[3] for x in results],
+                "connections_per_spine": dict(spines), "cpu_busy": round(busy, 3)}
+
+    def judge(self, figures: dict) -> Judgement:
+        rows = figures["rounds"]
         h = [x["hashing"]["completion_s"] for x in rows]
         p = [x["path-selection"]["completion_s"] for x in rows]
         gain = sum(h) / sum(p) - 1 if sum(p) else 0.0
         worst = max(pi / hi for hi, pi in zip(h, p))
         ok = gain >= 0.1 and worst <= 1.1
-        return Result(
-            self.name, self.claim, self.paper,
+        busy = [x[mode]["cpu_busy"] for x in rows for mode in MODES]
+        return Judgement(
+            verdict(ok, valid(*busy)),
             expectation=("with every connection paced at 90% of its share of the NIC (a lossless "
                          "fabric), path selection spreads every job over both spines and steers "
                          "messages away from a slow connection: never slower than hashing, faster "
                          "whenever hashing stacks connections on one spine (expected gain over "
                          "rounds at least 10%)"),
-            measured=(f"{rounds} rounds, completion hashing {h} s vs path selection {p} s: "
+            measured=(f"{len(rows)} rounds, completion hashing {h} s vs path selection {p} s: "
                       f"{gain:+.1%} collective throughput; connections per spine with hashing "
                       f"{[dict(x['hashing']['connections_per_spine']) for x in rows]}"),
-            verdict=verdict(ok, valid(*busy)),
-            figures={"rounds": rows, "gain": round(gain, 4), "worst_ratio": round(worst, 3)},
-            setup={**setup, "x_label": "round", "y_label": "completion (s)"},
-            series={"hashing": [[i + 1, x] for i, x in enumerate(h)],
-                    "path selection": [[i + 1, x] for i, x in enumerate(p)]})
-
-
-SCENARIO = DisjointPaths
+            derived={"gain": round(gain, 4), "worst_ratio": round(worst, 3)})

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from scenarios.base import Result, Scenario, verdict
+from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, uplinks, valid
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.trace import emulation_trace
@@ -22,83 +22,88 @@ from testbed.model import make_fabric
 from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
+CHANNELS = 4          # connections per host pair
 
 
-class HashPolarization(Scenario):
-    name = "hash-polarization"
-    claim = "C1"
+def tier_uplinks(emu, coll) -> list[tuple]:
+    """The tier-1 and tier-2 uplinks ((switch, port), (switch, port)) of every transfer, traced."""
+    paths = []
+    for t in coll.transfers:
+        hops = emulation_trace(emu, t.src, t.dst, sport=t.sport, dport=t.dport)
+        paths.append(((hops[0].switch, hops[0].out_port), (hops[1].switch, hops[1].out_port)))
+    return paths
+
+
+def collisions(paths) -> tuple[int, int]:
+    """Pairs of flows sharing a tier-1 uplink, and how many of those share a tier-2 uplink again."""
+    shared1 = [(a, b) for a, b in combinations(range(len(paths)), 2) if paths[a][0] == paths[b][0]]
+    return len(shared1), sum(1 for a, b in shared1 if paths[a][1] == paths[b][1])
+
+
+def shares(loads: list) -> list[float]:
+    total = sum(loads)
+    return [round(x / total, 3) if total else 0 for x in loads]
+
+
+class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True):
     title = "hash polarization on a three-tier Clos"
     paper = ("HPN sec. 1, case study 002 sec. 4.1: ECMP collides elephant flows and hashing alike at "
              "successive tiers repeats the collision (one spine link at 95% while another sits at 22%)")
 
-    def measure(self, quick: bool) -> Result:
-        channels = 4
+    def run(self, quick: bool) -> dict:
         per_flow = 150_000 if quick else 400_000
-        runs, busy, series = {}, [], {}
-        setup = {}
+        figures = {"setup": {"fabrics": {}, "bytes_per_flow": per_flow, "connections_per_pair": CHANNELS,
+                             "x_label": "pod-0 aggregation-to-core uplink", "y_label": "Mbit/s"},
+                   "series": {}}
         for mode in MODES:
             with Emulation(make_fabric("clos3"), Options(routing={"ecmp": mode})) as emu:
-                fab = emu.fabric
-                pod0 = sorted(h for h in fab.hosts if h.startswith("p0"))
-                pod1 = sorted(h for h in fab.hosts if h.startswith("p1"))
-                coll = pin_ports(C.pipeline(fab, [pod0, pod1], size=per_flow * channels,
-                                            channels=channels, sport_base=42000, job=f"sendrecv-{mode}"),
-                                 dport_base=6000)
-                # tier-1 and tier-2 uplinks of every flow, read from the switches
-                paths = []
-                for t in coll.transfers:
-                    hops = emulation_trace(emu, t.src, t.dst, sport=t.sport, dport=t.dport)
-                    paths.append(((hops[0].switch, hops[0].out_port), (hops[1].switch, hops[1].out_port)))
-                shared1 = [(a, b) for a, b in combinations(range(len(paths)), 2) if paths[a][0] == paths[b][0]]
-                again = sum(1 for a, b in shared1 if paths[a][1] == paths[b][1])
-                core = uplinks(fab, "p0a", "core")
-                edge = uplinks(fab, "p0e", "agg")
-                intfs = [l.a_intf for l in core + edge]
-                with Sampler(intfs, interval=0.1) as sampler:
-                    (result,), b = cpu_busy_fraction(lambda: C.run(emu, coll))
-                busy.append(b)
-                core_load = [sampler.sent(l.a_intf) for l in core]
-                edge_load = [sampler.sent(l.a_intf) for l in edge]
-                total = sum(core_load)
-                runs[mode] = {
-                    "flows": len(paths),
-                    "pairs_sharing_tier1": len(shared1),
-                    "of_which_share_tier2": again,
-                    "repeat_fraction": round(again / len(shared1), 3) if shared1 else 0.0,
-                    "core_uplink_bytes": dict(zip((l.a_intf for l in core), core_load)),
-                    "core_uplink_share": [round(x / total, 3) if total else 0 for x in core_load],
-                    "idle_core_uplinks": sum(1 for x in core_load if total and x < 0.05 * total / len(core)),
-                    "core_imbalance": imbalance([float(x) for x in core_load]),
-                    "edge_uplink_share": [round(x / sum(edge_load), 3) if sum(edge_load) else 0
-                                          for x in edge_load],
-                    "completion_s": round(result.seconds, 3),
-                    "busbw_mbit": round(result.busbw * 8 / 1e6, 3),
-                    "cpu_busy": round(b, 3),
-                }
-                series[f"{mode}: core uplink load (Mbit/s)"] = [
-                    [i, round(x * 8 / 1e6 / result.seconds, 3)] for i, x in enumerate(core_load)]
-                setup[mode] = setup_of(emu)
-        pol, seed = runs["polarized"], runs["seeded"]
+                figures[mode], figures["series"][f"{mode}: core uplink load (Mbit/s)"] = \
+                    self.sendrecv(emu, mode, per_flow)
+                figures["setup"]["fabrics"][mode] = setup_of(emu)
+        return figures
+
+    def sendrecv(self, emu, mode: str, per_flow: int) -> tuple[dict, list]:
+        """Pod 0 to pod 1 on one fabric: collisions by trace, core uplink loads, completion."""
+        fab = emu.fabric
+        pod0 = sorted(h for h in fab.hosts if h.startswith("p0"))
+        pod1 = sorted(h for h in fab.hosts if h.startswith("p1"))
+        coll = pin_ports(C.pipeline(fab, [pod0, pod1], size=per_flow * CHANNELS, channels=CHANNELS,
+                                    sport_base=42000, job=f"sendrecv-{mode}"), dport_base=6000)
+        paths = tier_uplinks(emu, coll)
+        pairs, again = collisions(paths)
+        core, edge = uplinks(fab, "p0a", "core"), uplinks(fab, "p0e", "agg")
+        with Sampler([l.a_intf for l in core + edge], interval=0.1) as sampler:
+            (result,), busy = cpu_busy_fraction(lambda: C.run(emu, coll))
+        core_load = [sampler.sent(l.a_intf) for l in core]
+        total = sum(core_load)
+        figures = {"flows": len(paths), "pairs_sharing_tier1": pairs, "of_which_share_tier2": again,
+                   "repeat_fraction": round(again / pairs, 3) if pairs else 0.0,
+                   "core_uplink_bytes": dict(zip((l.a_intf for l in core), core_load)),
+                   "core_uplink_share": shares(core_load),
+                   "idle_core_uplinks": sum(1 for x in core_load if total and x < 0.05 * total / len(core)),
+                   "core_imbalance": imbalance([float(x) for x in core_load]),
+                   "edge_uplink_share": shares([sampler.sent(l.a_intf) for l in edge]),
+                   "completion_s": round(result.seconds, 3),
+                   "busbw_mbit": round(result.busbw * 8 / 1e6, 3),
+                   "cpu_busy": round(busy, 3)}
+        series = [[i, round(x * 8 / 1e6 / result.seconds, 3)] for i, x in enumerate(core_load)]
+        return figures, series
+
+    def judge(self, figures: dict) -> Judgement:
+        pol, seed = figures["polarized"], figures["seeded"]
         slower = pol["completion_s"] / seed["completion_s"] if seed["completion_s"] else 0.0
         ok = (pol["repeat_fraction"] == 1.0 and seed["repeat_fraction"] < 0.8
               and pol["idle_core_uplinks"] >= 1 and seed["idle_core_uplinks"] == 0 and slower > 1.05)
-        measured = (f"flows sharing an edge uplink that share an aggregation uplink again: polarized "
-                    f"{pol['of_which_share_tier2']}/{pol['pairs_sharing_tier1']} pairs "
-                    f"({pol['repeat_fraction']:.0%}), seeded {seed['of_which_share_tier2']}/"
-                    f"{seed['pairs_sharing_tier1']} ({seed['repeat_fraction']:.0%}); pod-0 core uplink "
-                    f"shares polarized {pol['core_uplink_share']} ({pol['idle_core_uplinks']} idle), "
-                    f"seeded {seed['core_uplink_share']}; completion {pol['completion_s']} s vs "
-                    f"{seed['completion_s']} s ({slower:.2f}x)")
-        return Result(
-            self.name, self.claim, self.paper,
+        return Judgement(
+            verdict(ok, valid(pol["cpu_busy"], seed["cpu_busy"])),
             expectation=("polarized: every pair colliding at tier 1 collides at tier 2 (100%), so half "
                          "the core uplinks stay idle and the transfer is slower; seeded: about half the "
                          "pairs collide again, all core uplinks carry traffic"),
-            measured=measured, verdict=verdict(ok, valid(*busy)),
-            figures={**{m: runs[m] for m in MODES}, "slowdown_polarized_over_seeded": round(slower, 3)},
-            setup={"fabrics": setup, "bytes_per_flow": per_flow, "connections_per_pair": channels,
-                   "x_label": "pod-0 aggregation-to-core uplink", "y_label": "Mbit/s"},
-            series=series)
-
-
-SCENARIO = HashPolarization
+            measured=(f"flows sharing an edge uplink that share an aggregation uplink again: polarized "
+                      f"{pol['of_which_share_tier2']}/{pol['pairs_sharing_tier1']} pairs "
+                      f"({pol['repeat_fraction']:.0%}), seeded {seed['of_which_share_tier2']}/"
+                      f"{seed['pairs_sharing_tier1']} ({seed['repeat_fraction']:.0%}); pod-0 core uplink "
+                      f"shares polarized {pol['core_uplink_share']} ({pol['idle_core_uplinks']} idle), "
+                      f"seeded {seed['core_uplink_share']}; completion {pol['completion_s']} s vs "
+                      f"{seed['completion_s']} s ({slower:.2f}x)"),
+            derived={"slowdown_polarized_over_seeded": round(slower, 3)})

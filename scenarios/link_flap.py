@@ -2,65 +2,63 @@
 stall, and TCP's backoff stretches the stall past the flapping; dual-ToR barely notices."""
 from __future__ import annotations
 
-from scenarios.base import Result, Scenario, verdict
-from scenarios.dual_tor_link_failure import BUSY, PEER, Workload, hpn, stalled
+from scenarios import harness
+from scenarios.base import Judgement, Scenario, verdict
+from scenarios.harness import BUSY, PEER, Timeline, Workload
 from testbed.emulation.build import Emulation
 from testbed.emulation.faults import Faults
 
+# mostly down, briefly up: a flapping optic; the up windows are shorter than TCP's backed-off
+# retransmission timer, so single-ToR retransmissions keep landing in down windows
+PERIOD, DOWN = 1.0, 0.8
 
-class LinkFlap(Scenario):
-    name = "link-flap"
-    claim = "C3"
+
+class LinkFlap(Scenario, name="link-flap", claim="C3", tour=True):
     title = "a flapping NIC-ToR link: single-ToR stalls, dual-ToR barely notices"
     paper = ("HPN sec. 3/9: a link flap stalled single-ToR training for over 9 s; under dual-ToR its "
              "effect was negligible")
 
-    def run_variant(self, single_tor: bool, warm, base, flaps, period, down, after) -> dict:
-        fab = hpn(single_tor)
-        train = flaps * period
-        with Emulation(fab) as emu, Faults(emu) as faults:
-            w = Workload(emu).start(warm + base + train + after)
-            host_intfs = w.host_intfs[BUSY]
-            nic0 = fab.hosts[BUSY].nics[0]
-            link = fab.host_link(nic0.ports[0])
-            w.at(warm + base)
-            t0 = w.now()
-            faults.flap_train(link, flaps, period, down)
-            t1 = w.now()
-            w.finish()
-            end = w.now()
-            baseline = w.rate(host_intfs, warm, t0)
-            nic_base = w.rate(w.nic_intfs[nic0.name], warm, t0)
-            nic_series = w.series(w.nic_intfs[nic0.name], smooth=1)
-            # the job waits for its slowest NIC: its progress stalls while any NIC's rate is ~0
-            nic_stall = stalled([(t, v) for t, v in nic_series], t0, end, 0.1 * nic_base)
-            return {"line_mbps": fab.line_mbit(BUSY),
-                    "baseline_mbps": round(baseline, 2),
-                    "during_train_mbps": round(w.rate(host_intfs, t0, t1), 2),
-                    "after_train_mbps": round(w.rate(host_intfs, t1, end), 2),
-                    "flapping_nic_kept_during_train": round(w.rate(w.nic_intfs[nic0.name], t0, t1) / nic_base, 3)
-                    if nic_base else None,
-                    "flapping_nic_kept_after_train": round(w.rate(w.nic_intfs[nic0.name], t1, end) / nic_base, 3)
-                    if nic_base else None,
-                    "longest_stall_s": round(nic_stall, 2), "train_s": round(t1 - t0, 2),
-                    "series": w.series(host_intfs, t_ref=t0), "setup": emu.describe()}
+    def run(self, quick: bool) -> dict:
+        warm, base, flaps, after = (1.5, 1.5, 3, 3.0) if quick else (2.0, 3.0, 5, 5.0)
+        timeline = Timeline(warm, base, flaps * PERIOD, after)
+        setup = {"fabric": "hpn default; single_tor for the baseline", "busy_host": BUSY, "peer": PEER,
+                 "flaps": flaps, "period_s": PERIOD, "down_s": DOWN,
+                 "warm_base_fault_after_s": timeline.steps(), "x_label": "time since the first flap (s)",
+                 "y_label": "busy host sending (Mbit/s)"}
+        return harness.dual_and_single(lambda single_tor: self.variant(single_tor, timeline, flaps), setup)
 
-    def measure(self, quick: bool) -> Result:
-        # mostly down, briefly up: a flapping optic; the up windows are shorter than TCP's backed-off
-        # retransmission timer, so single-ToR retransmissions keep landing in down windows
-        warm, base, flaps, period, down, after = ((1.5, 1.5, 3, 1.0, 0.8, 3.0) if quick
-                                                  else (2.0, 3.0, 5, 1.0, 0.8, 5.0))
-        dual = self.run_variant(False, warm, base, flaps, period, down, after)
-        single = self.run_variant(True, warm, base, flaps, period, down, after)
+    def variant(self, single_tor: bool, timeline: Timeline, flaps: int) -> dict:
+        fab = harness.hpn(single_tor)
+        with Emulation(fab) as emu, Faults(emu) as faults:
+            nic0, link = harness.first_link(fab)
+            w = Workload(emu).start(timeline)
+            w.play(lambda: faults.flap_train(link, flaps, PERIOD, DOWN))    # ends when the train does
+            w.finish()
+            host, nic = w.host_intfs[BUSY], w.nic_intfs[nic0.name]
+            nic_base = w.baseline(nic)
+            # the job waits for its slowest NIC: its progress stalls while any NIC's rate is ~0
+            nic_stall = harness.stalled(w.series(nic, smooth=1), w.t_fault, w.t_end, 0.1 * nic_base)
+            return {"line_mbps": fab.line_mbit(BUSY),
+                    "baseline_mbps": round(w.baseline(host), 2),
+                    "during_train_mbps": round(w.during(host, settle=0), 2),
+                    "after_train_mbps": round(w.repaired(host, settle=0), 2),
+                    "flapping_nic_kept_during_train": harness.ratio(w.during(nic, settle=0), nic_base),
+                    "flapping_nic_kept_after_train": harness.ratio(w.repaired(nic, settle=0), nic_base),
+                    "longest_stall_s": round(nic_stall, 2), "train_s": round(w.t_repair - w.t_fault, 2),
+                    "series": w.series(host, t_ref=w.t_fault), "setup": emu.describe()}
+
+    def judge(self, figures: dict) -> Judgement:
+        dual, single = figures["dual_tor"], figures["single_tor"]
+        setup = figures["setup"]
+        flaps, period, down = setup["flaps"], setup["period_s"], setup["down_s"]
+        after = setup["warm_base_fault_after_s"][3]
         downtime = flaps * down
-        valid = all(v["baseline_mbps"] >= 0.7 * v["line_mbps"] for v in (dual, single))
+        valid = harness.saturated(dual, single)
         ok = (single["longest_stall_s"] >= 1.5 * down and dual["longest_stall_s"] <= 0.3
               and dual["during_train_mbps"] >= 0.7 * dual["baseline_mbps"]
               and dual["after_train_mbps"] >= 0.85 * dual["baseline_mbps"])
-        figures = {k: {x: y for x, y in v.items() if x not in ("series", "setup")}
-                   for k, v in (("dual_tor", dual), ("single_tor", single))}
-        return Result(
-            scenario=self.name, claim=self.claim, paper=self.paper,
+        return Judgement(
+            verdict(ok, valid),
             expectation=(f"{flaps} flaps of one NIC-ToR link of the busy host, one every {period} s, each "
                          f"{down} s down ({downtime:.1f} s down in all). Single-ToR: the NIC's flows lose "
                          f"packets at every flap and TCP's retransmission timeout doubles each time, so the "
@@ -74,14 +72,4 @@ class LinkFlap(Scenario):
                       f"in the {after:.0f} s after; dual-ToR: longest NIC stall {dual['longest_stall_s']} s, "
                       f"host {dual['baseline_mbps']:.1f} -> {dual['during_train_mbps']:.1f} Mbit/s during "
                       f"the train ({dual['during_train_mbps'] / dual['baseline_mbps']:.0%}), "
-                      f"{dual['after_train_mbps']:.1f} after"),
-            verdict=verdict(ok, valid),
-            figures=figures,
-            setup={"fabric": "hpn default; single_tor for the baseline", "busy_host": BUSY, "peer": PEER,
-                   "flaps": flaps, "period_s": period, "down_s": down, "dual": dual["setup"],
-                   "single": single["setup"], "x_label": "time since the first flap (s)",
-                   "y_label": "busy host sending (Mbit/s)"},
-            series={"dual-ToR": dual["series"], "single-ToR": single["series"]})
-
-
-SCENARIO = LinkFlap
+                      f"{dual['after_train_mbps']:.1f} after"))

@@ -15,7 +15,7 @@ Repeated; the best completion time of each is compared (medians reported too).
 """
 from __future__ import annotations
 
-from scenarios.base import Result, Scenario, verdict
+from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import median, setup_of, valid
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
@@ -28,55 +28,58 @@ SCALE = 0.01          # 400G -> 4 Mbit/s: 8 NICs x 4 Mbit/s x 3 switch hops ~ 10
 # a real difference (e.g. planes crossing, or a bottleneck only one fabric has) costs tens of %.
 TOLERANCE = 0.10
 PACE = 0.9            # senders paced at 90% of their fair share: DeepSeek's fabric is lossless (IB)
+FAMILIES = ("mpft", "mrft")
 
 
-class MpftVsMrft(Scenario):
-    name = "mpft-vs-mrft"
-    claim = "C10"
+def repeated_all_to_all(family: str, size: int, reps: int) -> tuple[dict, list, dict]:
+    """`reps` all-to-alls on one bring-up of `family` (static routes for their matrix): the
+    figures, the CPU busy fraction of each run, and the bring-up."""
+    fab = make_fabric(family, {"scale": SCALE})
+    coll = C.all_to_all(fab, None, size, job=f"alltoall-{family}")
+    matrix = sorted({(t.src.name, t.dst.name) for t in coll.transfers if not t.relay})
+    with Emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
+        times, bus, busy = [], [], []
+        for _ in range(reps):
+            (r,), b = cpu_busy_fraction(lambda: C.run(emu, coll, pace=PACE))
+            busy.append(b)
+            times.append(r.seconds)
+            bus.append(r.busbw * 8 / 1e6)
+        figures = {"completion_s": [round(t, 3) for t in times], "median_s": round(median(times), 3),
+                   "best_s": round(min(times), 3), "busbw_mbit": [round(x, 3) for x in bus],
+                   "fabric_bytes": coll.fabric_bytes(), "ranks": coll.ranks}
+        return figures, busy, setup_of(emu)
+
+
+class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
     title = "all-to-all on the multi-plane vs the multi-rail fat-tree"
     paper = ("DeepSeek-V3 Table 4, Fig. 5: all-to-all and training equal on both "
              "(272.80 vs 272.52 billion tokens/day)")
 
-    def measure(self, quick: bool) -> Result:
-        reps = 3 if quick else 5
-        size = 600_000 if quick else 1_000_000
-        figures, busy, series, setups = {}, [], {}, {}
-        for family in ("mpft", "mrft"):
-            fab = make_fabric(family, {"scale": SCALE})
-            coll = C.all_to_all(fab, None, size, job=f"alltoall-{family}")
-            matrix = sorted({(t.src.name, t.dst.name) for t in coll.transfers if not t.relay})
-            with Emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
-                times, bus = [], []
-                for _ in range(reps):
-                    (r,), b = cpu_busy_fraction(lambda: C.run(emu, coll, pace=PACE))
-                    busy.append(b)
-                    times.append(r.seconds)
-                    bus.append(r.busbw * 8 / 1e6)
-                figures[family] = {"completion_s": [round(t, 3) for t in times],
-                                   "median_s": round(median(times), 3),
-                                   "best_s": round(min(times), 3),
-                                   "busbw_mbit": [round(x, 3) for x in bus],
-                                   "fabric_bytes": coll.fabric_bytes(), "ranks": coll.ranks}
-                series[f"{family}: completion (s)"] = [[i + 1, round(t, 3)] for i, t in enumerate(times)]
-                setups[family] = setup_of(emu)
+    def run(self, quick: bool) -> dict:
+        reps, size = (3, 600_000) if quick else (5, 1_000_000)
+        figures, busy = {}, []
+        setup = {"fabrics": {}, "size": size, "repetitions": reps, "x_label": "run",
+                 "y_label": "completion (s)"}
+        for family in FAMILIES:
+            figures[family], family_busy, setup["fabrics"][family] = repeated_all_to_all(family, size, reps)
+            busy += family_busy
+        series = {f"{f}: completion (s)": [[i + 1, t] for i, t in enumerate(figures[f]["completion_s"])]
+                  for f in FAMILIES}
+        return {**figures, "cpu_busy": [round(x, 3) for x in busy], "setup": setup, "series": series}
+
+    def judge(self, figures: dict) -> Judgement:
+        mpft, mrft = figures["mpft"], figures["mrft"]
+        size, reps = figures["setup"]["size"], figures["setup"]["repetitions"]
         # the best of several runs: TCP retransmission timeouts under all-to-all incast add noise
         # of tens of percent to single runs, the fabric's own capacity shows in the fastest one
-        a, b = figures["mpft"]["best_s"], figures["mrft"]["best_s"]
+        a, b = mpft["best_s"], mrft["best_s"]
         diff = abs(a - b) / max(a, b)
-        ok = diff <= TOLERANCE
-        return Result(
-            self.name, self.claim, self.paper,
+        return Judgement(
+            verdict(diff <= TOLERANCE, valid(*figures["cpu_busy"])),
             expectation=(f"same bisection per rail/plane, same traffic, static routes for its "
                          f"matrix: best completion within {TOLERANCE:.0%}"),
-            measured=(f"all-to-all of {size} B per GPU over {figures['mpft']['ranks']} GPUs, {reps} runs: "
+            measured=(f"all-to-all of {size} B per GPU over {mpft['ranks']} GPUs, {reps} runs: "
                       f"MPFT best {a} s, MRFT {b} s ({diff:.1%} apart; medians "
-                      f"{figures['mpft']['median_s']} s, {figures['mrft']['median_s']} s); busbw MPFT "
-                      f"{figures['mpft']['busbw_mbit']} Mbit/s, MRFT {figures['mrft']['busbw_mbit']}"),
-            verdict=verdict(ok, valid(*busy)),
-            figures={**figures, "relative_difference": round(diff, 4), "cpu_busy": [round(x, 3) for x in busy]},
-            setup={"fabrics": setups, "size": size, "repetitions": reps, "x_label": "run",
-                   "y_label": "completion (s)"},
-            series=series)
-
-
-SCENARIO = MpftVsMrft
+                      f"{mpft['median_s']} s, {mrft['median_s']} s); busbw MPFT "
+                      f"{mpft['busbw_mbit']} Mbit/s, MRFT {mrft['busbw_mbit']}"),
+            derived={"relative_difference": round(diff, 4)})

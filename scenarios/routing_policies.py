@@ -10,7 +10,7 @@ Several rounds with different source ports; bus bandwidth as nccl-tests computes
 """
 from __future__ import annotations
 
-from scenarios.base import Result, Scenario, verdict
+from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, valid
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
@@ -20,54 +20,55 @@ from testbed.workload import collectives as C
 SCALE = 0.02        # 400G -> 8 Mbit/s
 PARAMS = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "scale": SCALE}
 GROUPS = [("g0h0", "g1h0"), ("g0h1", "g1h1")]
+MATRIX = [[a, b] for a, b in GROUPS] + [[b, a] for a, b in GROUPS]
+POLICIES = {"ecmp": {"policy": "ecmp"},
+            "static": {"policy": "static", "matrix": MATRIX},
+            "adaptive": {"policy": "adaptive"}}
 
 
-class RoutingPolicies(Scenario):
-    name = "routing-policies"
-    claim = "C12"
+def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:
+    """`rounds` rounds of both TP-2 groups' reduce-scatter at once: the mean bus bandwidth of each
+    round (Mbit/s) and the CPU busy fraction."""
+    bus, busy = [], []
+    for r in range(rounds):
+        jobs = [pin_ports(C.reduce_scatter(emu.fabric, [a, b], size, job=f"tp2-{a}",
+                                           sport_base=48000 + 100 * r + 10 * i), 9000 + 10 * r + i)
+                for i, (a, b) in enumerate(GROUPS)]
+        runs, b = cpu_busy_fraction(lambda: C.run(emu, jobs))
+        busy.append(b)
+        bus.append(sum(x.busbw for x in runs) / len(runs) * 8 / 1e6)
+    return bus, busy
+
+
+class RoutingPolicies(Scenario, name="routing-policies", claim="C12"):
     title = "ECMP vs static vs adaptive routing for reduce-scatter at TP 2"
     paper = ("DeepSeek-V3 Fig. 8: on RoCE, ECMP reaches about half the bandwidth of adaptive or static "
              "routing for reduce-scatter/all-gather at TP 2 (about 97 vs 190 GB/s)")
 
-    def measure(self, quick: bool) -> Result:
-        rounds = 2 if quick else 3
-        size = 6_000_000 if quick else 10_000_000     # each rank sends size/2
-        matrix = [[a, b] for a, b in GROUPS] + [[b, a] for a, b in GROUPS]
-        policies = {"ecmp": {"policy": "ecmp"},
-                    "static": {"policy": "static", "matrix": matrix},
-                    "adaptive": {"policy": "adaptive"}}
-        figures, busy, series, setups = {}, [], {}, {}
-        for name, routing in policies.items():
+    def run(self, quick: bool) -> dict:
+        rounds, size = (2, 6_000_000) if quick else (3, 10_000_000)     # each rank sends size/2
+        figures, busy = {}, []
+        setup = {"fabrics": {}, "size": size, "rounds": rounds, "x_label": "round",
+                 "y_label": "bus bandwidth (Mbit/s)"}
+        for name, routing in POLICIES.items():
             with Emulation(make_fabric("mpft", PARAMS), Options(routing=routing)) as emu:
-                fab = emu.fabric
-                bus = []
-                for r in range(rounds):
-                    jobs = [pin_ports(C.reduce_scatter(fab, [a, b], size, job=f"tp2-{a}",
-                                                       sport_base=48000 + 100 * r + 10 * i), 9000 + 10 * r + i)
-                            for i, (a, b) in enumerate(GROUPS)]
-                    runs, b = cpu_busy_fraction(lambda: C.run(emu, jobs))
-                    busy.append(b)
-                    bus.append(sum(x.busbw for x in runs) / len(runs) * 8 / 1e6)
+                bus, policy_busy = reduce_scatters(emu, rounds, size)
+                busy += policy_busy
                 figures[name] = {"busbw_mbit": [round(x, 3) for x in bus],
                                  "mean_busbw_mbit": round(sum(bus) / len(bus), 3)}
-                series[name] = [[i + 1, round(x, 3)] for i, x in enumerate(bus)]
-                setups[name] = setup_of(emu)
+                setup["fabrics"][name] = setup_of(emu)
+        series = {name: [[i + 1, x] for i, x in enumerate(figures[name]["busbw_mbit"])] for name in POLICIES}
+        return {**figures, "cpu_busy": [round(x, 3) for x in busy], "setup": setup, "series": series}
+
+    def judge(self, figures: dict) -> Judgement:
         e, s, a = (figures[k]["mean_busbw_mbit"] for k in ("ecmp", "static", "adaptive"))
         ok = e < 0.85 * s and a > 1.1 * e
-        return Result(
-            self.name, self.claim, self.paper,
-            expectation=("static keeps the four flows on disjoint links (full rate); ECMP stacks a leaf's two "
-                         "flows on one uplink whenever the hash says so and averages lower (below 85% of "
-                         "static); adaptive, a controller loop here, separates them after about a second: "
-                         "above ECMP (by 10% or more), nearer static the longer the flows"),
-            measured=(f"mean bus bandwidth over {rounds} rounds: ECMP {e} Mbit/s {figures['ecmp']['busbw_mbit']}, "
-                      f"static {s}, adaptive {a} {figures['adaptive']['busbw_mbit']}; ECMP/static "
-                      f"{e / s:.2f}"),
-            verdict=verdict(ok, valid(*busy)),
-            figures={**figures, "cpu_busy": [round(x, 3) for x in busy]},
-            setup={"fabrics": setups, "size": size, "rounds": rounds, "x_label": "round",
-                   "y_label": "bus bandwidth (Mbit/s)"},
-            series=series)
-
-
-SCENARIO = RoutingPolicies
+        return Judgement(
+            verdict(ok, valid(*figures["cpu_busy"])),
+            expectation=("static keeps the four flows on disjoint links (full rate); ECMP stacks a leaf's "
+                         "two flows on one uplink whenever the hash says so and averages lower (below 85% "
+                         "of static); adaptive, a controller loop here, separates them after about a "
+                         "second: above ECMP (by 10% or more), nearer static the longer the flows"),
+            measured=(f"mean bus bandwidth over {figures['setup']['rounds']} rounds: ECMP {e} Mbit/s "
+                      f"{figures['ecmp']['busbw_mbit']}, static {s}, adaptive {a} "
+                      f"{figures['adaptive']['busbw_mbit']}; ECMP/static {e / s:.2f}"))
