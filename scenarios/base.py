@@ -14,6 +14,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from testbed.core.errors import PartLost
+
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
 NOT_MEASURED = ("setup", "series")     # the keys of a run's figures that are not numbers to judge
 
@@ -89,9 +91,18 @@ class Scenario:
         fig.savefig(path, dpi=110)
         return True
 
+    def lost(self, reason: str) -> Result:
+        """The Result of a run that lost a part of its fabric: invalid, whatever it measured."""
+        return Result(self.name, self.claim, self.paper, expectation="(not judged)",
+                      measured=f"the run lost a part of its fabric: {reason}", verdict=INVALID,
+                      figures={"lost": reason})
+
     def execute(self, out: Path, quick: bool = False) -> Result:
         out.mkdir(parents=True, exist_ok=True)
-        result = self.report(self.run(quick))
+        try:
+            result = self.report(self.run(quick))
+        except PartLost as e:
+            result = self.lost(str(e))
         png = out / f"{self.name}.png"
         if self.plot(result, png):
             result.files["png"] = str(png)

@@ -98,13 +98,16 @@ class Emulation:
             raise
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc, tb):
         while True:
             try:
                 self.stop()
-                return
+                break
             except (KeyboardInterrupt, PartLost):
                 continue   # a signal just before the teardown took effect: tear down again
+        lost = self.watchdog.lost if self.watchdog is not None else None
+        if exc_type is None and lost:
+            raise PartLost(lost)   # what ran inside the block ran on a broken fabric
 
     def preflight(self) -> None:
         """Refuse to start, before creating anything, when this run could not succeed or clean up."""

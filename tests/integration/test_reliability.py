@@ -216,3 +216,24 @@ def test_signals_tear_down(how):
     assert proc.returncode == 128 + sig, out
     assert "interrupted; cleaned up" in out, out
     assert not state_leftovers(state, fab)
+
+
+def test_a_scenario_whose_controller_dies_reports_invalid(tmp_path):
+    import json
+    fab = make_fabric("hpn", {})
+    proc = subprocess.Popen([*TESTBED, "run", "link-flap", "--quick", "--json", "--out", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        state = wait_for("the scenario's run", lambda: run_of(proc.pid), 60)
+        wait_for("its traffic", lambda: any(m == "iperf3" for _, m in
+                                            runstate.RunState.load(state.dir).live_processes()), 60)
+        os.kill(controller_pid(runstate.RunState.load(state.dir)), signal.SIGKILL)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [result] = json.loads(out)
+    assert result["verdict"] == "invalid" and "controller exited" in result["measured"], result
+    assert proc.returncode == 1
+    assert not state_leftovers(runstate.RunState.load(state.dir) if state.dir.exists() else state, fab)

@@ -313,3 +313,15 @@ def test_saturated_means_the_baseline_filled_the_links():
     assert harness.saturated({"baseline_mbps": 28.0, "line_mbps": 40.0})
     assert not harness.saturated({"baseline_mbps": 40.0, "line_mbps": 40.0},
                                  {"baseline_mbps": 13.9, "line_mbps": 20.0})
+
+
+def test_a_run_that_lost_a_part_is_invalid_whatever_it_measured(tmp_path):
+    from testbed.core.errors import PartLost
+    scenario = scenarios.get("link-flap")
+
+    def run(quick):
+        raise PartLost("the controller exited (status -9)")
+    scenario.run = run
+    result = scenario.execute(tmp_path, quick=True)
+    assert result.verdict == "invalid" and "controller exited" in result.measured
+    assert (tmp_path / "link-flap.json").exists()
