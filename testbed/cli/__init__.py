@@ -16,8 +16,17 @@ from testbed.core.errors import ParamError, TestbedError
 SUBCOMMANDS = (doctor, topo, up, trace, runs, clean)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments give one line ("hpn-testbed: ..."), not a usage block, and exit status 2.
+    Subparsers are made of the same class (argparse's default), so every subcommand does too."""
+
+    def error(self, message: str):
+        where = self.prog.removeprefix("hpn-testbed").strip()     # e.g. "topo show"
+        self.exit(2, f"hpn-testbed: {where + ': ' if where else ''}{' '.join(message.split())}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hpn-testbed", description=(
+    p = OneLineParser(prog="hpn-testbed", description=(
         "Emulate the networks that train large language models (Alibaba HPN, DeepSeek MPFT/MRFT, "
         "a three-tier Clos) on Mininet and Open vSwitch with an os-ken controller."))
     sub = p.add_subparsers(dest="command", required=True)
@@ -34,7 +43,7 @@ def main(argv=None) -> int:
     except (ParamError, TestbedError) as e:
         print(f"hpn-testbed: {e}", file=sys.stderr)
         return e.exit_status
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, interrupts.Terminated):
         signum = interrupts.last or signal.SIGINT
         left = _own_leftovers()
         if left:

@@ -1,8 +1,9 @@
 """Signals during a run: they unwind it, except while it tears down.
 
-SIGINT (Ctrl-C), SIGTERM and SIGHUP (the terminal went away) raise KeyboardInterrupt, so the
-context managers of a run tear down what it built; SIGUSR1 raises PartLost, the way a run's
-watchdog stops the main thread. Inside `teardown()` they only count: a second Ctrl-C must not
+SIGINT (Ctrl-C) raises KeyboardInterrupt, SIGTERM and SIGHUP (the terminal went away) raise
+Terminated, so the context managers of a run tear down what it built (Terminated is no
+KeyboardInterrupt: an interactive loop that survives Ctrl-C, like Mininet's CLI, still ends);
+SIGUSR1 raises PartLost, the way a run's watchdog stops the main thread. Inside `teardown()` they only count: a second Ctrl-C must not
 cut a teardown short. `install()` sets these handlers even where the shell started us with
 SIGINT ignored (a background job of a script).
 """
@@ -31,7 +32,13 @@ def _handler(signum, frame):
     last = signum
     if signum == LOST:
         raise PartLost(_reason.pop(signum, "a part of the run was lost"))
-    raise KeyboardInterrupt
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP: end the run (its teardowns run), whatever loop it is in."""
 
 
 def install() -> None:

@@ -103,7 +103,7 @@ class Emulation:
             try:
                 self.stop()
                 break
-            except (KeyboardInterrupt, PartLost):
+            except (KeyboardInterrupt, interrupts.Terminated, PartLost):
                 continue   # a signal just before the teardown took effect: tear down again
         lost = self.watchdog.lost if self.watchdog is not None else None
         if exc_type is None and lost:
