@@ -10,6 +10,7 @@ from testbed.core.errors import ParamError
 
 
 def add_parser(sub) -> None:
+    from testbed.measure.checks import ALL_PAIRS_UP_TO
     from testbed.model.policies import CORE_MODES, POLICIES
     from testbed.model.routing import ECMP_MODES
     u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
@@ -28,6 +29,9 @@ def add_parser(sub) -> None:
     u.add_argument("--cli", action="store_true", help="drop into the Mininet CLI")
     u.add_argument("--check", action="store_true",
                    help="run the bring-up checks, print a summary, tear down; exit 0 only if all pass")
+    u.add_argument("--full", action="store_true",
+                   help=f"with --check: ping every routed NIC pair (the default above "
+                        f"{ALL_PAIRS_UP_TO} NICs is a sample covering every NIC and rail pair)")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
 
@@ -57,7 +61,7 @@ def cmd_up(args) -> int:
         info = emu.describe()
         results = []
         if args.check:
-            results = checks.run_all(emu)
+            results = checks.run_all(emu, full=args.full)
             emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:
