@@ -13,36 +13,15 @@ import argparse
 import statistics
 import time
 
+from stock import stock_mininet
+
 from testbed.emulation import system
 from testbed.emulation.build import Emulation
 from testbed.model import make_fabric
 
 
 def stock(fabric) -> float:
-    from mininet.link import Link
-    from mininet.log import setLogLevel
-    from mininet.net import Mininet
-    from mininet.node import OVSBridge
-    from mininet.topo import Topo
-
-    class Same(Topo):
-        def build(self):
-            for sw in fabric.switches.values():
-                self.addSwitch(f"b{len(self.switches())}", dpid="%016x" % sw.dpid)
-            names = {sw: f"b{i}" for i, sw in enumerate(fabric.switches)}
-            for i, h in enumerate(fabric.hosts):
-                names[h] = self.addHost(f"x{i}")
-            for l in fabric.links:
-                self.addLink(names[l.a], names[l.b])
-
-    setLogLevel("error")
-    t0 = time.monotonic()
-    dp = "user" if system.datapath() == "netdev" else "kernel"
-    net = Mininet(topo=Same(), switch=lambda name, **kw: OVSBridge(name, datapath=dp, **kw),
-                  controller=None, link=Link, autoSetMacs=True, waitConnected=False)
-    net.start()
-    net.stop()
-    return time.monotonic() - t0
+    return sum(stock_mininet(fabric))
 
 
 def ours(fabric) -> tuple[float, dict]:

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+
+from testbed.core.errors import ParamError
 
 
 def console():
@@ -26,3 +30,40 @@ def print_json(data) -> None:
 def styled(verdict: str) -> str:
     colour = {"reproduced": "green", "invalid": "yellow"}.get(verdict, "red")
     return f"[{colour}]{verdict}[/{colour}]"
+
+
+def check_output(flag: str, path: str, directory: bool = False) -> None:
+    """Refuse an output path with one line (ParamError) before anything runs or is created.
+
+    A file (directory=False) goes into an existing, writable directory and is not itself a
+    directory; a directory is an existing writable one, or one `mkdir -p` can create (its
+    nearest existing ancestor a writable directory), never an existing file."""
+    try:
+        problem = _output_problem(Path(path), directory)
+    except (OSError, ValueError) as e:     # too long, a NUL byte, ...
+        problem = f"not a usable path ({e.strerror if isinstance(e, OSError) else e})"
+    if problem:
+        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
+        raise ParamError(f"{flag} {shown!r}: {problem}")
+
+
+def _output_problem(target: Path, directory: bool) -> str | None:
+    if directory:
+        if target.exists() and not target.is_dir():
+            return "exists and is not a directory"
+        where = target
+        while not where.exists():          # mkdir -p creates everything below it
+            where = where.parent
+    else:
+        if target.is_dir():
+            return "is a directory; name a file in it"
+        where = target.parent
+        if not where.exists():
+            return f"directory {str(where)!r} does not exist"
+    if not where.is_dir():
+        return f"{str(where)!r} is not a directory"
+    if not os.access(where, os.W_OK | os.X_OK):
+        return f"{str(where)!r} is not writable"
+    if target.exists() and not os.access(target, os.W_OK):
+        return "is not writable"
+    return None

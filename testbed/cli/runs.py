@@ -1,7 +1,7 @@
 """`hpn-testbed list` and `run`: the scenarios, each reproducing a claim of the papers."""
 from __future__ import annotations
 
-from testbed.cli.output import console, print_json, styled, table
+from testbed.cli.output import check_output, console, print_json, styled, table
 from testbed.core.errors import ParamError
 
 
@@ -32,6 +32,7 @@ def cmd_run(args) -> int:
     from pathlib import Path
 
     import scenarios
+    check_output("--out", args.out, directory=True)     # before any scenario starts
     names = args.names or scenarios.TOUR
     if not names:
         raise ParamError("no scenarios yet")

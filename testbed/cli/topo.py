@@ -1,7 +1,8 @@
 """`hpn-testbed topo budget|show`: the fabric model, nothing built."""
 from __future__ import annotations
 
-from testbed.cli.output import console, print_json, table
+from testbed.cli.output import check_output, console, print_json, table
+from testbed.core.errors import TestbedError
 
 
 def add_fabric_args(parser) -> None:
@@ -41,6 +42,8 @@ def cmd_topo_budget(args) -> int:
 
 def cmd_topo_show(args) -> int:
     from testbed.model import make_fabric
+    if args.png:
+        check_output("--png", args.png)     # before the fabric is built or drawn
     fab = make_fabric(args.family, args.set)
     summary = fab.summary()
     nics = fab.nics()
@@ -49,7 +52,10 @@ def cmd_topo_show(args) -> int:
                                    "paths": fab.equal_cost_paths(nics[0], far)}
     if args.png:
         from testbed.model import draw
-        draw.draw(fab, args.png)
+        try:
+            draw.draw(fab, args.png)
+        except OSError as e:    # what the check above cannot foresee (e.g. a pseudo-filesystem)
+            raise TestbedError(f"--png {args.png!r}: {e.strerror or e}") from None
         summary["png"] = args.png
     if args.json:
         print_json(summary)

@@ -1,6 +1,7 @@
 """`hpn-testbed trace`: the hop-by-hop path of a 5-tuple on a running fabric, read from its switches."""
 from __future__ import annotations
 
+import argparse
 import json
 
 from testbed.cli.output import console, print_json, table
@@ -13,10 +14,21 @@ def add_parser(sub) -> None:
     tr.add_argument("src", help="source NIC: IP, NIC name (host-nI) or host")
     tr.add_argument("dst", help="destination NIC")
     tr.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
-    tr.add_argument("--sport", type=int, default=40000)
-    tr.add_argument("--dport", type=int, default=5201)
+    tr.add_argument("--sport", type=port_number, default=40000, help="0-65535 (default 40000)")
+    tr.add_argument("--dport", type=port_number, default=5201, help="0-65535 (default 5201)")
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_trace)
+
+
+def port_number(text: str) -> int:
+    """A TCP/UDP port for argparse: refused with one line, before any switch is asked."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is outside 0-65535")
+    return port
 
 
 def cmd_trace(args) -> int:

@@ -27,10 +27,18 @@ def first_port(hosts, src: Nic, dst: Nic, proto: str, sport: int, dport: int) ->
     return src.ports[0]
 
 
+def trace_flow(in_port: int, src: Nic, dst: Nic, proto: str, sport: int, dport: int) -> str:
+    """The packet ofproto/trace follows. Ports are named per protocol (tcp_src, udp_src): OVS
+    reads the old tp_src as TCP's, so a UDP flow written with it does not parse."""
+    if proto not in ("tcp", "udp"):
+        raise ValueError(f"proto={proto!r}: trace follows tcp or udp")
+    return (f"in_port={in_port},{proto},dl_src={src.mac},dl_dst={GATEWAY_MAC},nw_src={src.ip},"
+            f"nw_dst={dst.ip},nw_ttl=64,{proto}_src={sport},{proto}_dst={dport}")
+
+
 def switch_out_port(switch: str, in_port: int, src: Nic, dst: Nic, proto: str, sport: int,
                     dport: int) -> int | None:
-    flow = (f"in_port={in_port},{proto},dl_src={src.mac},dl_dst={GATEWAY_MAC},nw_src={src.ip},"
-            f"nw_dst={dst.ip},nw_ttl=64,tp_src={sport},tp_dst={dport}")
+    flow = trace_flow(in_port, src, dst, proto, sport, dport)
     out = sh.run(["ovs-appctl", "ofproto/trace", switch, flow])
     ports = re.findall(r"\boutput:(\d+)", out)
     return int(ports[-1]) if ports else None

@@ -273,3 +273,14 @@ class Fabric:
                 if len(intf) > IFNAMSIZ:
                     raise ParamError(f"interface name {intf!r} is longer than {IFNAMSIZ} "
                                      "characters: use fewer pods, segments or hosts")
+        if emulated:
+            self._check_dpids()
+
+    def _check_dpids(self) -> None:
+        """Open vSwitch tells bridges apart by DPID, which keeps one byte per coordinate."""
+        seen: dict[int, str] = {}
+        for name, sw in self.switches.items():
+            if sw.dpid in seen:
+                raise ParamError(f"switches {seen[sw.dpid]} and {name} would share DPID "
+                                 f"{sw.dpid:#x}: at most 256 switches along each coordinate")
+            seen[sw.dpid] = name

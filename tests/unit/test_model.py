@@ -113,3 +113,10 @@ def test_line_rate_of_a_nic_and_of_a_host():
     assert fab.line_mbit("p0s0h0") == pytest.approx(p.nics * 2 * p.host_gbps * p.scale)
     single = make_fabric("hpn", {"single_tor": True})
     assert single.line_mbit("p0s0h0") == pytest.approx(p.nics * p.host_gbps * p.scale)
+
+
+def test_emulated_switches_need_distinct_dpids():
+    wide = {"planes": 1, "leaves": 1, "spines": 400, "radix": 1000}   # spine 256 = spine 0 in a byte
+    with pytest.raises(ParamError, match="would share DPID"):
+        make_fabric("mpft", wide)
+    assert len(make_fabric("mpft", wide, emulated=False).switches) == 401

@@ -20,3 +20,26 @@ def test_normalize_defaults_and_errors():
                 {"interval": 0}, {"hot": "warm"}):
         with pytest.raises(ParamError):
             P.normalize(hpn, bad)
+
+
+@pytest.mark.parametrize("family, settings", [("mpft", {}), ("mrft", {}), ("hpn", {"pods": 1})])
+@pytest.mark.parametrize("core", ["per-port", "ecmp"])
+def test_core_is_refused_without_a_core_tier(family, settings, core):
+    fab = make_fabric(family, settings)
+    with pytest.raises(ParamError, match=f"routing core='{core}': this {family} fabric has no core tier"):
+        P.normalize(fab, {"core": core})
+    assert P.normalize(fab, {})["core"] == P.default_core(family)   # the default still applies
+
+
+@pytest.mark.parametrize("family", ["hpn", "clos3"])
+@pytest.mark.parametrize("core", ["per-port", "ecmp"])
+def test_core_applies_where_there_is_a_core_tier(family, core):
+    assert P.normalize(make_fabric(family), {"core": core})["core"] == core
+
+
+def test_number_options_must_be_finite():
+    hpn = make_fabric("hpn")
+    for key in ("interval", "hot", "elephant", "hold"):
+        for bad in ("nan", float("inf"), -1, None, "x"):
+            with pytest.raises(ParamError, match=f"routing {key}="):
+                P.normalize(hpn, {key: bad})

@@ -4,8 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
-from testbed.model.params import Params
+from testbed.model.limits import Size
+from testbed.model.params import GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,35 @@ class Clos3Params(Params):
     hosts_per_edge: int = 2
     host_gbps: float = 100
     uplink_gbps: float = 100
+
+    BOUNDS = {
+        **Params.BOUNDS,
+        "pods": (1, IP_OCTET, "pod x edge numbers the third octet of a host's IP"),
+        "edges": (1, IP_OCTET, "pod x edge numbers the third octet of a host's IP"),
+        "aggs": (1, OPENFLOW_PORTS, "each edge cables to all of its pod's"),
+        "cores": (1, OPENFLOW_PORTS, "each aggregation switch cables to all of them"),
+        "hosts_per_edge": (1, HOSTS_PER_OCTET, "the host is the last octet of its IP"),
+        "host_gbps": GBPS,
+        "uplink_gbps": GBPS,
+    }
+
+    def rules(self) -> None:
+        if self.pods * self.edges > IP_OCTET:
+            raise ParamError(f"pods={self.pods} x edges={self.edges}: at most {IP_OCTET} edge "
+                             "switches in all (an edge is the third octet of a host's IP)")
+
+    def ports(self) -> dict[str, tuple[int, int]]:
+        return {"edge": (self.hosts_per_edge, self.aggs), "agg": (self.edges, self.cores),
+                "core": (self.pods * self.aggs, 0)}
+
+    def size(self) -> Size:
+        hosts = self.pods * self.edges * self.hosts_per_edge
+        links = hosts + self.pods * self.edges * self.aggs + self.pods * self.aggs * self.cores
+        return Size(switches=self.pods * (self.edges + self.aggs) + self.cores, hosts=hosts,
+                    nics=hosts, links=links)
+
+    def link_gbps(self) -> list[float]:
+        return [self.host_gbps, self.uplink_gbps]
 
 
 def build(p: Clos3Params) -> Fabric:

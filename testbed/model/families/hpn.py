@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
-from testbed.model.params import Params
+from testbed.model.limits import Size
+from testbed.model.params import BUNDLE_GBPS, GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -27,8 +28,21 @@ class HpnParams(Params):
     host_gbps: float = 200       # per NIC port
     uplink_gbps: float = 400     # ToR to aggregation
 
-    def may_be_zero(self):
-        return {"backup_hosts"}
+    BOUNDS = {
+        **Params.BOUNDS,
+        "pods": (1, IP_OCTET, "pod x segment numbers the third octet of a NIC's IP"),
+        "segments": (1, IP_OCTET, "pod x segment numbers the third octet of a NIC's IP"),
+        "hosts": (1, HOSTS_PER_OCTET, "per segment; the host is the last octet of its IPs"),
+        "backup_hosts": (0, HOSTS_PER_OCTET - 1, "spares among the hosts of a segment"),
+        "nics": (1, IP_OCTET, "the NIC is the second octet of its IP"),
+        "rails": (1, IP_OCTET, "at most one per NIC"),
+        "tors": (1, 2 * IP_OCTET, "rails x ports per NIC"),
+        "aggs_per_plane": (1, OPENFLOW_PORTS, "each ToR cables to all of its plane's"),
+        "cores": (0, OPENFLOW_PORTS, "each aggregation switch cables to all of them"),
+        "core_oversubscription": (1, 1000, "aggregation down:up; 1 is non-blocking"),
+        "host_gbps": GBPS,
+        "uplink_gbps": BUNDLE_GBPS,
+    }
 
     @property
     def ports_per_nic(self) -> int:
@@ -46,8 +60,7 @@ class HpnParams(Params):
     def tors_per_segment(self) -> int:
         return self.rails * self.ports_per_nic if self.tors is None else self.tors
 
-    def check(self) -> None:
-        super().check()
+    def rules(self) -> None:
         if self.rails > self.nics:
             raise ParamError(f"rails={self.rails}: more rails than a host has NICs (nics={self.nics})")
         if self.tors is not None:
@@ -62,10 +75,45 @@ class HpnParams(Params):
                              "are the two ToRs of a pair")
         if self.backup_hosts >= self.hosts:
             raise ParamError(f"backup_hosts={self.backup_hosts}: must be fewer than hosts={self.hosts}")
-        if self.hosts > 250:
-            raise ParamError(f"hosts={self.hosts}: at most 250 per segment (the last IP octet)")
+        if self.pods * self.segments > IP_OCTET:
+            raise ParamError(f"pods={self.pods} x segments={self.segments}: at most {IP_OCTET} "
+                             "segments in all (a segment is the third octet of a NIC's IP)")
         if self.pods > 1 and self.cores < 1:
             raise ParamError(f"cores={self.cores}: more than one pod needs a core tier")
+
+    # ---- the fabric by arithmetic (what build() makes, counted without building it) ----
+    def _tor_up(self) -> int:
+        # dual-plane: a ToR reaches only the aggregation switches of its own plane
+        return self.aggs_per_plane if self.is_dual_plane else 2 * self.aggs_per_plane
+
+    def _agg_down(self) -> int:
+        tors_per_pod = self.segments * self.rails * self.ports_per_nic
+        return tors_per_pod // 2 if self.is_dual_plane else tors_per_pod
+
+    def _cores(self) -> int:
+        return self.cores if self.pods > 1 else 0
+
+    def ports(self) -> dict[str, tuple[int, int]]:
+        nics_per_rail = -(-self.nics // self.rails)      # rail 0 has the most: ceil(nics / rails)
+        ports = {"tor": (self.hosts * nics_per_rail, self._tor_up()),
+                 "agg": (self._agg_down(), self._cores())}
+        if self._cores():
+            ports["core"] = (self.pods * 2 * self.aggs_per_plane, 0)
+        return ports
+
+    def size(self) -> Size:
+        tors = self.pods * self.segments * self.rails * self.ports_per_nic
+        aggs = self.pods * 2 * self.aggs_per_plane
+        hosts = self.pods * self.segments * self.hosts
+        nics = hosts * self.nics
+        links = nics * self.ports_per_nic + tors * self._tor_up() + aggs * self._cores()
+        return Size(switches=tors + aggs + self._cores(), hosts=hosts, nics=nics, links=links)
+
+    def link_gbps(self) -> list[float]:
+        rates = [self.host_gbps, self.uplink_gbps]
+        if self._cores():   # build(): an uplink carries its share of the oversubscribed core
+            rates.append(self._agg_down() * self.uplink_gbps / self.core_oversubscription / self.cores)
+        return rates
 
 
 def build(p: HpnParams) -> Fabric:

@@ -6,7 +6,8 @@ from typing import ClassVar
 
 from testbed.model.fabric import Fabric
 from testbed.model.families.leafspine import add_hosts, mesh
-from testbed.model.params import Params
+from testbed.model.limits import Size
+from testbed.model.params import GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,28 @@ class MpftParams(Params):
     hosts_per_leaf: int = 2
     host_gbps: float = 400
     uplink_gbps: float = 400
+
+    BOUNDS = {
+        **Params.BOUNDS,
+        "planes": (1, IP_OCTET, "NIC i is in plane i, the second octet of its IP"),
+        "leaves": (1, IP_OCTET, "per plane; the leaf is the third octet of a NIC's IP"),
+        "spines": (1, OPENFLOW_PORTS, "per plane: each leaf cables to all of them"),
+        "hosts_per_leaf": (1, HOSTS_PER_OCTET, "the host is the last octet of its IPs"),
+        "host_gbps": GBPS,
+        "uplink_gbps": GBPS,
+    }
+
+    def ports(self) -> dict[str, tuple[int, int]]:
+        return {"leaf": (self.hosts_per_leaf, self.spines), "spine": (self.leaves, 0)}
+
+    def size(self) -> Size:
+        hosts = self.leaves * self.hosts_per_leaf
+        nics = hosts * self.planes
+        return Size(switches=self.planes * (self.leaves + self.spines), hosts=hosts, nics=nics,
+                    links=nics + self.planes * self.leaves * self.spines)
+
+    def link_gbps(self) -> list[float]:
+        return [self.host_gbps, self.uplink_gbps]
 
 
 def build(p: MpftParams) -> Fabric:

@@ -14,6 +14,14 @@ def default_core(family: str) -> str:
     return "per-port" if family == "hpn" else "ecmp"
 
 
+def check_core_applies(fabric: Fabric, core: object) -> None:
+    """`core` chooses how core switches forward: refuse it where there are none (mpft and mrft
+    are two-tier; hpn has its core only with more than one pod)."""
+    if not any(s.role == "core" for s in fabric.switches.values()):
+        raise ParamError(f"routing core={core!r}: this {fabric.family} fabric has no core tier "
+                         "(hpn with pods > 1 and clos3 have one)")
+
+
 def normalize(fabric: Fabric, routing: dict | None) -> dict:
     """The routing options with defaults filled in; ParamError naming a bad one.
 
@@ -27,6 +35,8 @@ def normalize(fabric: Fabric, routing: dict | None) -> dict:
     unknown = set(r) - known
     if unknown:
         raise ParamError(f"unknown routing option {sorted(unknown)[0]!r}; known: {', '.join(sorted(known))}")
+    if "core" in r:
+        check_core_applies(fabric, r["core"])
     r.setdefault("ecmp", "seeded")
     r.setdefault("core", default_core(fabric.family))
     r.setdefault("policy", "ecmp")

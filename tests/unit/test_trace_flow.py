@@ -1,0 +1,63 @@
+"""trace: the flow handed to ofproto/trace names its ports per protocol (udp_src for UDP: OVS
+3.1 refuses tp_src there), and the host's own choice of port is asked for the same protocol."""
+import pytest
+
+from testbed.emulation import trace as T
+from testbed.emulation.hosts import RouteQueries
+from testbed.model import make_fabric
+from testbed.model.fabric import GATEWAY_MAC
+
+
+@pytest.fixture
+def hpn():
+    return make_fabric("hpn")
+
+
+def test_udp_flow_uses_udp_ports(hpn):
+    src, dst = hpn.nic("p0s0h0-n0"), hpn.nic("p1s0h1-n0")
+    flow = T.trace_flow(3, src, dst, "udp", 40000, 5201)
+    assert flow == (f"in_port=3,udp,dl_src={src.mac},dl_dst={GATEWAY_MAC},nw_src={src.ip},"
+                    f"nw_dst={dst.ip},nw_ttl=64,udp_src=40000,udp_dst=5201")
+    assert "tp_src" not in flow and "tcp" not in flow
+
+
+def test_tcp_flow_uses_tcp_ports(hpn):
+    src, dst = hpn.nic("p0s0h0-n0"), hpn.nic("p1s0h1-n0")
+    flow = T.trace_flow(1, src, dst, "tcp", 0, 65535)
+    assert flow.startswith("in_port=1,tcp,") and flow.endswith(",tcp_src=0,tcp_dst=65535")
+
+
+def test_other_protocols_are_refused(hpn):
+    src, dst = hpn.nic("p0s0h0-n0"), hpn.nic("p1s0h1-n0")
+    with pytest.raises(ValueError):
+        T.trace_flow(1, src, dst, "icmp", 1, 1)
+
+
+class FakeHost(RouteQueries):
+    """Answers `ip -j route get` with the NIC's second port, recording the script."""
+
+    def __init__(self, dev):
+        self.dev, self.scripts = dev, []
+
+    def run_script(self, script):
+        self.scripts.append(script)
+        return f'[{{"dev": "{self.dev}"}}]\n'
+
+
+def test_udp_trace_asks_switches_and_host_for_udp(hpn, monkeypatch):
+    src, dst = hpn.nic("p0s0h0-n0"), hpn.nic("p1s0h1-n0")
+    host = FakeHost(src.ports[1])
+    asked = []
+
+    def ovs(cmd, **kw):
+        asked.append(cmd)
+        return "Datapath actions: drop\n"        # the first switch drops: one hop
+    monkeypatch.setattr(T.sh, "run", ovs)
+    hops = T.trace(hpn, {src.host: host}, src, dst, "udp", 40001, 4791)
+    assert host.scripts == [f"ip -j route get {dst.ip} from {src.ip} ipproto udp sport 40001 "
+                            f"dport 4791\n"]
+    first = hpn.host_link(src.ports[1])
+    assert [(h.switch, h.in_port, h.out_port) for h in hops] == [(first.b, first.b_port, None)]
+    [cmd] = asked
+    assert cmd[:3] == ["ovs-appctl", "ofproto/trace", first.b]
+    assert cmd[3] == T.trace_flow(first.b_port, src, dst, "udp", 40001, 4791)
