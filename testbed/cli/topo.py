@@ -11,6 +11,18 @@ def add_fabric_args(parser) -> None:
                         help=" | ".join(FAMILIES))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a model parameter (repeatable), e.g. --set hosts=4")
+    from testbed.model.presets import PRESETS
+    names = sorted({name for shapes in PRESETS.values() for name in shapes})
+    parser.add_argument("--preset", choices=names,
+                        help="a named shape (testbed/model/presets.py: segment = one full HPN "
+                             "segment, 1,088 NICs); --set overrides its parameters")
+
+
+def fabric_settings(args) -> dict:
+    """The fabric's parameters: the --preset's, then each --set over them."""
+    from testbed.model.params import parse_settings
+    from testbed.model.presets import preset
+    return {**preset(args.family, args.preset), **parse_settings(args.set)}
 
 
 def add_parser(sub) -> None:
@@ -44,7 +56,7 @@ def cmd_topo_show(args) -> int:
     from testbed.model import make_fabric
     if args.png:
         check_output("--png", args.png)     # before the fabric is built or drawn
-    fab = make_fabric(args.family, args.set)
+    fab = make_fabric(args.family, fabric_settings(args))
     summary = fab.summary()
     nics = fab.nics()
     far = max(nics, key=lambda n: (n.host != nics[0].host, fab.equal_cost_paths(nics[0], n)))

@@ -5,7 +5,7 @@ import signal
 import sys
 
 from testbed.cli.output import console, print_json, table
-from testbed.cli.topo import add_fabric_args
+from testbed.cli.topo import add_fabric_args, fabric_settings
 from testbed.core.errors import ParamError
 
 
@@ -56,7 +56,7 @@ def cmd_up(args) -> int:
     from testbed.emulation.build import Emulation, Options
     from testbed.measure import checks
     from testbed.model import make_fabric
-    fab = make_fabric(args.family, args.set)      # validated before anything is created
+    fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
     with Emulation(fab, Options(routing=routing_options(args, fab), detector=args.detector)) as emu:
         info = emu.describe()
         results = []

@@ -12,6 +12,8 @@ forwards on 2 cores.
 """
 from __future__ import annotations
 
+from testbed.core.errors import ParamError
+
 PRESETS: dict[str, dict[str, dict[str, object]]] = {
     "hpn": {
         "segment": {"pods": 1, "segments": 1, "hosts": 136, "backup_hosts": 8, "nics": 8,
@@ -19,3 +21,14 @@ PRESETS: dict[str, dict[str, dict[str, object]]] = {
                     "scale": 0.001},
     },
 }
+
+
+def preset(family: str, name: str | None) -> dict[str, object]:
+    """The settings of preset `name` for `family` ({} for None); ParamError naming the choices."""
+    if name is None:
+        return {}
+    known = PRESETS.get(family, {})
+    if name not in known:
+        raise ParamError(f"no preset {name!r} for {family}; "
+                         + (f"choose from {', '.join(known)}" if known else "it has none"))
+    return dict(known[name])
