@@ -5,6 +5,8 @@ It only pushes what testbed.model.routing and testbed.model.policies compute and
   a disconnect is recorded, and so is a reconnect (a new connection for a connected DPID: only
   ovs-vswitchd can connect, see launcher.py, so it is the switch, and the old one is dropped);
 - gratuitous ARP from a host port: learn ip -> (switch, port, mac); that NIC's rules go stale;
+- a wiring probe (testbed/measure/wiring.py): reported as a postcard (switch, in port, probe)
+  appended to the run's sightings file;
 - ARP request for the gateway: answered by the switch itself, with a rule installed at connect
   (as a ToR's own CPU would answer; a host's probe then tests its link, not the controller);
 - port status: mark the port up or down; every NIC's rules go stale;
@@ -29,12 +31,20 @@ from os_ken.base import app_manager
 from os_ken.controller import event, ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
 from os_ken.lib import hub
-from os_ken.lib.packet import arp, ipv4, packet, tcp
+from os_ken.lib.packet import arp, ethernet, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
 from controller import ofp15
 from controller.adaptive import AdaptiveFlows
-from controller.switch import FLOW_COOKIE, TABLE_FORWARD, TCP_FIN, TCP_RST, TCP_SYN, SwitchWriter
+from controller.switch import (
+    FLOW_COOKIE,
+    PROBE_ETHERTYPE,
+    TABLE_FORWARD,
+    TCP_FIN,
+    TCP_RST,
+    TCP_SYN,
+    SwitchWriter,
+)
 from testbed.model import make_fabric, policies
 from testbed.model.fabric import GATEWAY_IP
 from testbed.model.routing import routes_to
@@ -127,6 +137,10 @@ class FabricController(app_manager.OSKenApp):
             return
         pkt = packet.Packet(msg.data)
         in_port = msg.match["in_port"]
+        eth = pkt.get_protocol(ethernet.ethernet)
+        if eth is not None and eth.ethertype == PROBE_ETHERTYPE:
+            self.postcard(name, in_port, msg.data[14:])
+            return
         a = pkt.get_protocol(arp.arp)
         if a is None:
             if self.adaptive:
@@ -157,6 +171,14 @@ class FabricController(app_manager.OSKenApp):
         msg = ev.msg
         self.logger.warning("OpenFlow error from %s: type %d code %d (request xid %d)",
                             self.names.get(msg.datapath.id), msg.type, msg.code, msg.xid)
+
+    def postcard(self, switch: str, in_port: int, payload: bytes) -> None:
+        """Where a wiring probe came in: one JSON line in the run's sightings file."""
+        path = self.spec.get("sightings")
+        if path:
+            probe = payload.split(b"\0", 1)[0].decode(errors="replace")
+            with open(path, "a") as f:
+                f.write(json.dumps({"probe": probe, "switch": switch, "in_port": in_port}) + "\n")
 
     def mark_stale(self, ip: str | None) -> None:
         """`ip`'s rules (None: every NIC's) need recomputing; settle soon."""

@@ -12,12 +12,13 @@ from controller import ofp15
 from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
 from testbed.model.routing import FIVE_TUPLE, Route, ecmp_basis
 
-PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1100, 1000, 900, 0   # table 0
+PRIO_PROBE, PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1200, 1100, 1000, 900, 0   # table 0
 PRIO_ROUTE, PRIO_CORE, PRIO_PINNED = 500, 550, 600        # table 1
 TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
 FLOW_COOKIE = 0x5EED_F10E                                  # marks per-flow rules
 SAMPLE_BYTES = 128
 TCP_FIN, TCP_SYN, TCP_RST = 0x01, 0x02, 0x04
+PROBE_ETHERTYPE = 0x88B5   # IEEE local experimental: the wiring check's probes (postcards)
 
 
 class SwitchWriter:
@@ -35,6 +36,10 @@ class SwitchWriter:
                                            match=parser.OFPMatch()))
         self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_DELETE, group_id=ofp.OFPG_ALL))
         self.groups = {}
+        # a wiring probe is reported where it came in, and goes no further
+        self.add_flow(PRIO_PROBE, parser.OFPMatch(eth_type=PROBE_ETHERTYPE),
+                      [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)],
+                      table=TABLE_CLASSIFY)
         # ARP goes to the controller; the rest on to forwarding, where unrouted packets drop.
         self.add_flow(PRIO_ARP, parser.OFPMatch(eth_type=0x0806),
                       [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, ofp.OFPCML_NO_BUFFER)],

@@ -24,9 +24,14 @@ def add_parser(sub) -> None:
     u.add_argument("--pair", action="append", metavar="SRC,DST",
                    help="a flow of the known traffic matrix for --policy static (repeatable; NICs "
                         "by IP, host-nI or host)")
+    u.add_argument("--miswire", action="append", default=[], metavar="PORT_A,PORT_B",
+                   help="swap the cables of two switch ports of one tier, e.g. "
+                        "p0s0r0t0-eth3,p0s0r1t0-eth3 (repeatable; claim C9: --check's wiring "
+                        "check names them)")
     u.add_argument("--detector", action="store_true",
                    help="run the host-side probe-based port detector in every dual-ToR host (claim C4)")
-    u.add_argument("--cli", action="store_true", help="drop into the Mininet CLI")
+    u.add_argument("--cli", action="store_true",
+                   help="drop into the Mininet CLI, with the testbed's commands (`help` lists them)")
     u.add_argument("--check", action="store_true",
                    help="run the bring-up checks, print a summary, tear down; exit 0 only if all pass")
     u.add_argument("--full", action="store_true",
@@ -57,7 +62,9 @@ def cmd_up(args) -> int:
     from testbed.measure import checks
     from testbed.model import make_fabric
     fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
-    with Emulation(fab, Options(routing=routing_options(args, fab), detector=args.detector)) as emu:
+    options = Options(routing=routing_options(args, fab), detector=args.detector,
+                      miswire=tuple(args.miswire))
+    with Emulation(fab, options) as emu:
         info = emu.describe()
         results = []
         if args.check:
@@ -75,9 +82,9 @@ def cmd_up(args) -> int:
                 con.print(table("checks", ["check", "result", "detail"],
                                 [(c.name, "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
                                   c.detail) for c in results]))
-        if args.cli:
-            from mininet.cli import CLI
-            CLI(emu.net)
+        if args.cli:   # leaving it (exit, Ctrl-D, SIGTERM, SIGHUP) ends this block: teardown
+            from testbed.cli.shell import run_shell
+            run_shell(emu)
         elif not args.check:
             print("up; press Ctrl-C to tear down", file=sys.stderr)
             signal.pause()

@@ -27,6 +27,7 @@ from testbed.emulation import hostnet, runstate, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.watchdog import Watchdog
+from testbed.model import wiring
 from testbed.model.fabric import Fabric
 
 _RUN_NUMBERS = itertools.count(1)
@@ -47,6 +48,8 @@ class Options:
     detector_hosts: tuple[str, ...] | None = None   # None: every host with a dual-ported NIC
     detector_interval: float = 0.015                # seconds between ARP probes per port
     detector_dead_after: float = 0.06               # silence that takes a port out of its bond
+    # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
+    miswire: tuple[str, ...] = ()
 
 
 class ControllerRef:
@@ -81,6 +84,7 @@ class Emulation:
         self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
         self.datapath = self.options.datapath or system.datapath()
         self.bond = self.options.bond or system.bond_backend()
+        self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
         self.controller = ControllerProcess(self.state, fabric, self.options.routing)
         self.net = None
@@ -227,7 +231,7 @@ class Emulation:
                           failMode="secure")
         for host in self.fabric.hosts.values():
             net.addHost(host.name, cls=FabricHost, ip=None)
-        for l in self.fabric.links:
+        for l in wiring.as_built(self.fabric, self.swaps):   # the blueprint, unless miswired
             if l.a in self.fabric.switches:
                 net.addLink(l.a, l.b, port1=l.a_port, port2=l.b_port, intfName1=l.a_intf,
                             intfName2=l.b_intf, cls=Link)
@@ -267,11 +271,13 @@ class Emulation:
         return sum(len(n.ports) for n in self.fabric.nics())
 
     def announce(self, ports: set[str] | None = None) -> None:
-        """Hosts send a gratuitous ARP on each NIC port (or on `ports` only), all from one
-        process (testbed.emulation.garp), fed on its standard input."""
-        lines = [line for h in self.fabric.hosts.values()
-                 for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)]
-        sh.run([sys.executable, "-m", "testbed.emulation.garp"], input="\n".join(lines) + "\n",
+        """Hosts send a gratuitous ARP on each NIC port (or on `ports` only)."""
+        self.send_frames([line for h in self.fabric.hosts.values()
+                          for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)])
+
+    def send_frames(self, lines: list[str]) -> None:
+        """Send `PID PORT HEXFRAME` lines' frames from hosts' ports, all from one process."""
+        sh.run([sys.executable, "-m", "testbed.emulation.frames"], input="\n".join(lines) + "\n",
                timeout=120)
 
     def unlearned_ports(self, status: dict) -> set[str]:

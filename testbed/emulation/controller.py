@@ -35,13 +35,15 @@ class ControllerProcess:
         self.spec_file = state.file("spec.json")
         self.status_file = state.file("status.json")
         self.log_file = state.file("controller.log")
+        self.sightings_file = state.file("sightings.jsonl")   # wiring probes' postcards
 
     def start(self) -> None:
         self.state.add("dirs", str(self.socket_dir))    # before it exists: `clean` removes it
         self.socket_dir.mkdir(mode=0o700)
         self.spec_file.write_text(json.dumps({
             "family": self.fabric.family, "params": asdict(self.fabric.params),
-            "routing": self.routing, "status": str(self.status_file)}))
+            "routing": self.routing, "status": str(self.status_file),
+            "sightings": str(self.sightings_file)}))
         env = dict(os.environ, HPN_TESTBED_SPEC=str(self.spec_file),
                    PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         with open(self.log_file, "wb") as log:
@@ -55,6 +57,13 @@ class ControllerProcess:
             return json.loads(self.status_file.read_text())
         except (OSError, ValueError):
             return {}
+
+    def sightings(self) -> list[dict]:
+        try:
+            text = self.sightings_file.read_text()
+        except OSError:
+            return []
+        return [json.loads(line) for line in text.splitlines() if line.endswith("}")]
 
     def log(self) -> str:
         try:

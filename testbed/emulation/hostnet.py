@@ -73,10 +73,11 @@ def host_script(host: Host, backend: str, datapath: str) -> str:
 
 
 def garp_lines(host: Host, pid: int, ports=None) -> list[str]:
-    """`PID PORT IP MAC` for every port of every NIC (or only `ports`): what
-    testbed.emulation.garp reads."""
-    return [f"{pid} {port} {nic.ip} {nic.mac}" for nic in host.nics for port in nic.ports
-            if ports is None or port in ports]
+    """`PID PORT FRAME` lines (testbed.emulation.frames) announcing every port of every NIC
+    (or only `ports`) with a gratuitous ARP."""
+    from testbed.emulation.garp import garp_frame
+    return [f"{pid} {port} {garp_frame(nic.ip, nic.mac).hex()}" for nic in host.nics
+            for port in nic.ports if ports is None or port in ports]
 
 
 def detector_specs(host: Host, backend: str) -> list[dict]:

@@ -1,4 +1,5 @@
-"""The bring-up checks behind `up --check`: reachability, a top-tier TCP flow, bond spreading."""
+"""The bring-up checks behind `up --check`: the wiring (testbed/measure/wiring.py), reachability,
+a top-tier TCP flow, bond spreading."""
 from __future__ import annotations
 
 import itertools
@@ -110,5 +111,6 @@ def bond_spreading(emu: Emulation) -> Check | None:
 
 
 def run_all(emu: Emulation, full: bool = False) -> list[Check]:
-    checks = [reachability(emu, full), top_tier_tcp(emu), bond_spreading(emu)]
+    from testbed.measure import wiring  # it builds on Check
+    checks = [wiring.check(emu), reachability(emu, full), top_tier_tcp(emu), bond_spreading(emu)]
     return [c for c in checks if c is not None]

@@ -1,7 +1,7 @@
 """Every family at its default size on real OVS with the real controller."""
 import pytest
 
-from testbed.measure import checks
+from testbed.measure import checks, wiring
 from testbed.workload import traffic
 
 pytestmark = pytest.mark.integration
@@ -18,6 +18,13 @@ def test_all_pairs_reachable(family_up):
     assert check.passed, explain(family_up, check)
     if family_up.fabric.family in ("hpn", "mrft"):
         assert check.figures["cross_rail"] > 0   # these fabrics join rails above tier 1
+
+
+@pytest.mark.parametrize("family_up", FAMILIES, indirect=True)
+def test_the_wiring_check_finds_every_cable_where_the_blueprint_has_it(family_up):
+    check = wiring.check(family_up)
+    assert check.passed, check.detail
+    assert check.figures["seen"] == check.figures["probes"] > 0
 
 
 @pytest.mark.parametrize("family_up", ["mpft"], indirect=True)

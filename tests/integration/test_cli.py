@@ -31,3 +31,29 @@ def test_bad_parameters_exit_2_and_create_nothing():
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert runstate.all_bridges() == before
     assert [r.run_id for r in runstate.runs()] == runs_before
+
+
+@pytest.mark.parametrize("proto", ["tcp", "udp"])
+def test_trace_follows_a_5_tuple_on_a_running_fabric(proto):
+    import json
+    import signal
+    proc = subprocess.Popen([sys.executable, "-m", "testbed", "up", "clos3"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:
+            if "press Ctrl-C" in line:
+                break
+        [state] = [s for s in runstate.runs() if s.data["owner"][0] == proc.pid]
+        out = subprocess.run([sys.executable, "-m", "testbed", "trace", "--fabric", state.run_id,
+                              "p0e0h0", "p1e1h1", "--proto", proto, "--sport", "40123", "--json"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        hops = json.loads(out.stdout)["hops"]
+        assert len(hops) == 5 and all(h["out_port"] for h in hops)     # edge, agg, core, agg, edge
+        bad = subprocess.run([sys.executable, "-m", "testbed", "trace", "--fabric", state.run_id,
+                              "p0e0h0", "p1e1h1", "--sport", "70000"], capture_output=True, text=True)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 130
