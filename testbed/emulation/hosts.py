@@ -28,8 +28,12 @@ class RouteQueries:
     def route_devs(self, src_ip: str, dst_ip: str, proto: str, sports: list[int],
                    dport: int) -> list[str | None]:
         """The port the kernel sends each (src_ip, sport) -> (dst_ip, dport) flow on."""
-        script = "".join(f"ip -j route get {dst_ip} from {src_ip} ipproto {proto} sport {s} "
-                         f"dport {dport}\n" for s in sports)
+        return self.flow_devs([(src_ip, dst_ip, proto, s, dport) for s in sports])
+
+    def flow_devs(self, flows: list[tuple[str, str, str, int, int]]) -> list[str | None]:
+        """The port of each (src_ip, dst_ip, proto, sport, dport) flow, asked in one script."""
+        script = "".join(f"ip -j route get {d} from {s} ipproto {p} sport {sp} dport {dp}\n"
+                         for s, d, p, sp, dp in flows)
         lines = [l for l in self.run_script(script).splitlines() if l.startswith("[")]
         return [(json.loads(l) or [{}])[0].get("dev") for l in lines]
 
