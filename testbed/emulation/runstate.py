@@ -121,31 +121,37 @@ def _owns(pid: int, marker: str, started: int | None = None) -> bool:
 def kill_pid(pid: int, marker: str, grace: float = 3.0, started: int | None = None) -> None:
     """End `pid` if it is still the process we started (its command line holds `marker`; and,
     when `started` is given, it started then)."""
-    if started is None:
-        started = start_time(pid)
-    if not _owns(pid, marker, started):
-        return
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
+    kill_all([(pid, marker, start_time(pid) if started is None else started)], grace)
+
+
+def kill_all(procs: list[tuple[int, str, int | None]], grace: float = 3.0) -> list[int]:
+    """End every (pid, marker, start time) that is still the process we recorded: SIGTERM to
+    all, one grace period for all, then SIGKILL to those left (an interactive shell ignores
+    SIGTERM). Returns the PIDs it signalled."""
+    ours = [p for p in procs if _owns(*p)]
+    for pid, _, _ in ours:
+        _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace
-    while time.monotonic() < deadline and _owns(pid, marker, started):
+    left = ours
+    while left and time.monotonic() < deadline:
         time.sleep(0.02)
-    if _owns(pid, marker, started):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        left = [p for p in left if _owns(*p)]
+    for pid, marker, started in left:
+        if _owns(pid, marker, started):
+            _signal(pid, signal.SIGKILL)
+    return [pid for pid, _, _ in ours]
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
 
 
 def destroy(state: RunState) -> list[str]:
     """Remove everything `state` lists. Returns what was removed, for the user."""
-    done = []
-    for pid, marker, started in reversed(state.data["pids"]):
-        if _owns(pid, marker, started):
-            kill_pid(pid, marker, started=started)
-            done.append(f"process {pid}")
+    done = [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
     bridges = tagged_bridges(state.run_id) | (set(state.data["bridges"]) & all_bridges())
     if bridges:
         sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(bridges)
