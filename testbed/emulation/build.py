@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from testbed.core import interrupts, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
+from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
 from testbed.emulation import hostnet, runstate, system
 from testbed.emulation.controller import ControllerProcess
@@ -77,7 +78,7 @@ def shaping_lines(intf: str, mbit: float, queue_bytes: int) -> list[str]:
             f"qdisc add dev {intf} parent 5:1 handle 10: bfifo limit {queue_bytes}"]
 
 
-class Emulation:
+class Emulation(Lifecycle):
     def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None):
         self.fabric = fabric
         self.options = options or Options()
@@ -93,15 +94,7 @@ class Emulation:
         self.watchdog: Watchdog | None = None
         self._lock: runstate.RunLock | None = None
 
-    # ---- lifecycle ----
-    def __enter__(self) -> "Emulation":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
+    # ---- lifecycle (Lifecycle: a failed start stops what it began) ----
     def __exit__(self, exc_type, exc, tb):
         while True:
             try:

@@ -14,13 +14,14 @@ import json
 import sys
 
 from testbed.core.errors import TestbedError
+from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
 from testbed.emulation import hostnet
 
 MARKER = "testbed.emulation.detector"
 
 
-class Detectors:
+class Detectors(Lifecycle):
     def __init__(self, emu, hosts=None, interval: float = 0.015, dead_after: float = 0.06):
         """`hosts`: host names (default: every host with a dual-ported NIC); `interval`: seconds
         between probes per port; `dead_after`: the silence that takes a port out of its bond."""
@@ -35,17 +36,6 @@ class Detectors:
 
     def log(self, host: str):
         return self.emu.state.file(f"detector-{host}.log")
-
-    def __enter__(self) -> "Detectors":
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     def start(self) -> None:
         """Start every detector; returns once each has sent its first probes (logged "start")."""
