@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from testbed.core import sh
-from testbed.core.errors import ParamError
+from testbed.core.errors import ParamError, TestbedError
 
 ROOT = Path(os.environ.get("HPN_RUN_DIR", "/run/hpn-testbed"))
 OVS_TAG = "hpn-testbed"
@@ -150,25 +150,48 @@ def _signal(pid: int, sig: int) -> None:
 
 
 def destroy(state: RunState) -> list[str]:
-    """Remove everything `state` lists. Returns what was removed, for the user."""
-    done = [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
-    bridges = tagged_bridges(state.run_id) | (set(state.data["bridges"]) & all_bridges())
-    if bridges:
-        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(bridges)
-                                                  for a in ("--", "--if-exists", "del-br", b)])
-        done.append(f"{len(bridges)} bridges")
-    deleted = delete_links(state.data["root_intfs"])
-    if deleted:
-        done.append(f"{deleted} interfaces")
+    """Remove everything `state` lists. Returns what was removed, for the user. A step that
+    fails does not stop the others; the run state then stays, for `clean` to try again, and
+    TestbedError says what is left."""
+    done, failed = [], []
+
+    def step(what: str, action) -> None:
+        try:
+            result = action()
+        except (TestbedError, OSError) as e:
+            failed.append(f"{what}: {str(e).splitlines()[0]}")
+            return
+        if result:
+            done.append(result)
+
+    done += [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
+    step("bridges", lambda: _delete_bridges(tagged_bridges(state.run_id)
+                                            | (set(state.data["bridges"]) & all_bridges()),
+                                            len(state.data["root_intfs"])))
+    step("interfaces", lambda: f"{n} interfaces" if (n := delete_links(state.data["root_intfs"])) else "")
     for table in state.data["nft_tables"]:
-        if sh.ok(["nft", "delete", "table", *table.split()]):
-            done.append(f"nft table {table}")
+        step(f"nft table {table}", lambda table=table: f"nft table {table}"
+             if sh.ok(["nft", "delete", "table", *table.split()]) else "")
     for path in state.data.get("dirs", []):
         if os.path.isdir(path):
             shutil.rmtree(path, ignore_errors=True)
             done.append(f"directory {path}")
+    if failed:
+        raise TestbedError(f"teardown of {state.run_id} incomplete ({'; '.join(failed)}): "
+                           "run `hpn-testbed clean`")
     shutil.rmtree(state.dir, ignore_errors=True)
     return done
+
+
+def _delete_bridges(bridges: set[str], ports: int) -> str:
+    """One ovs-vsctl for all of them; OVS takes ~0.1 s a bridge and more with many ports."""
+    if not bridges:
+        return ""
+    timeout = max(30, int(0.05 * ports) + 5 * len(bridges))
+    sh.run(["ovs-vsctl", f"--timeout={timeout}"] + [a for b in sorted(bridges)
+                                                     for a in ("--", "--if-exists", "del-br", b)],
+           timeout=timeout + 10)
+    return f"{len(bridges)} bridges"
 
 
 def delete_links(names: list[str]) -> int:
@@ -249,7 +272,6 @@ def clean(include_live: bool = False) -> list[str]:
     live_bridges = {b for s in runs() for b in s.data["bridges"]}
     stray = tagged_bridges() - live_bridges
     if stray:
-        sh.run(["ovs-vsctl", "--timeout=10"] + [a for b in sorted(stray)
-                                                  for a in ("--", "--if-exists", "del-br", b)])
+        _delete_bridges(stray, 0)
         done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")
     return done
