@@ -268,7 +268,10 @@ def clean(include_live: bool = False) -> list[str]:
     done = []
     for state in runs():
         if include_live or not alive(state):
-            done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
+            try:
+                done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
+            except TestbedError as e:   # say so, and go on with the other runs
+                done.append(f"{state.run_id}: {e}")
     live_bridges = {b for s in runs() for b in s.data["bridges"]}
     stray = tagged_bridges() - live_bridges
     if stray:
