@@ -22,6 +22,7 @@ setup(
         "rich",
         "matplotlib",
     ],
-    extras_require={"test": ["pytest>=7"]},   # pytest.ini uses `pythonpath`, new in 7.0
+    extras_require={"test": ["pytest>=7",   # pytest.ini uses `pythonpath`, new in 7.0
+                             "pexpect"]},  # drives `up --cli` through a pseudo-terminal
     entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"]},
 )

@@ -41,17 +41,25 @@ def main(argv=None) -> int:
     try:
         return args.func(args)
     except (ParamError, TestbedError) as e:
-        print(f"hpn-testbed: {e}", file=sys.stderr)
+        _say(f"hpn-testbed: {e}")
         return e.exit_status
     except (KeyboardInterrupt, interrupts.Terminated):
         signum = interrupts.last or signal.SIGINT
         left = _own_leftovers()
         if left:
-            print(f"hpn-testbed: interrupted; teardown incomplete ({', '.join(left)}): run "
-                  "`hpn-testbed clean`", file=sys.stderr)
+            _say(f"hpn-testbed: interrupted; teardown incomplete ({', '.join(left)}): run "
+                 "`hpn-testbed clean`")
             return 1
-        print("hpn-testbed: interrupted; cleaned up", file=sys.stderr)
+        _say("hpn-testbed: interrupted; cleaned up")
         return 128 + signum
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is still a terminal to take it (SIGHUP: it went away)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def _own_leftovers() -> list[str]:

@@ -111,6 +111,12 @@ class Faults:
                           lambda: sh.run("ip -batch -", input="".join(f"link set {i} up\n" for i in intfs))))
         return links
 
+    def switch_up(self, switch: str) -> None:
+        """Undo switch_down(switch) now."""
+        for description, action in [u for u in self.undo if u[0] == f"switch {switch} up"]:
+            action()
+            self.undo.remove((description, action))
+
     def repair_all(self) -> None:
         """Undo every fault still in place, most recent first; go on past failures."""
         errors = []

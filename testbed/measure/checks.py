@@ -9,7 +9,7 @@ from testbed.emulation.build import Emulation
 from testbed.model.routing import shortest_path_links
 from testbed.workload import traffic
 
-TCP_SECONDS = 4
+TCP_SECONDS = 3
 MIN_RATE_FRACTION = 0.8
 SPREAD_FLOWS = 8
 ALL_PAIRS_UP_TO = 64      # NICs: up to this many, reachability pings every routed pair

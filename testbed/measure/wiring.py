@@ -6,15 +6,16 @@ Open vSwitch cannot stamp INT headers, so this is postcard mode: every switch re
 it receives to the controller with the port it came in on (a rule the controller installs at
 connect; probes go no further), and the controller writes those postcards to the run's
 sightings file. A probe, built with scapy (Ethernet, IEEE local experimental EtherType, the
-probe's name as payload), goes into every cable end: out of every switch port by OpenFlow
-packet-out, and out of every host port from inside its host. Where each one came out, against
+probe's name as payload), goes into every cable end: out of every host port from inside its
+host, and out of every switch port facing a switch from the port's own interface (the cable
+end, as the switch would send on it), all from one process. Where each one came out, against
 the blueprint, names every cable that is not where it should be (testbed.model.wiring).
 """
 from __future__ import annotations
 
+import functools
 import time
 
-from testbed.core import sh
 from testbed.measure.checks import Check
 from testbed.model import wiring
 
@@ -23,11 +24,15 @@ PROBE_MAC = "02:fe:00:00:00:02"
 WAIT_S = 10.0
 
 
-def probe_frame(probe: str) -> bytes:
+@functools.lru_cache(maxsize=1)
+def probe_header() -> bytes:
     from scapy.layers.l2 import Ether
-    from scapy.packet import Raw
-    return bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=PROBE_MAC, type=PROBE_ETHERTYPE)
-                 / Raw(probe.encode() + b"\0"))
+    return bytes(Ether(dst="ff:ff:ff:ff:ff:ff", src=PROBE_MAC, type=PROBE_ETHERTYPE))
+
+
+def probe_frame(probe: str) -> bytes:
+    """The probe: an Ethernet header (built once, with scapy), then its name, NUL-ended."""
+    return probe_header() + probe.encode() + b"\0"
 
 
 def probes(fabric) -> dict[str, wiring.End]:
@@ -40,15 +45,14 @@ def probes(fabric) -> dict[str, wiring.End]:
 
 def send_probes(emu, sent: dict[str, wiring.End]) -> None:
     fab = emu.fabric
-    host_lines = []
+    lines = []
     for probe, (node, port) in sent.items():
         frame = probe_frame(probe).hex()
-        if node in fab.switches:
-            sh.run(["ovs-ofctl", "-O", "OpenFlow15", "packet-out", node,
-                    f"in_port=controller packet={frame} actions=output:{port}"])
+        if node in fab.switches:      # the switch port's interface, in the root namespace
+            lines.append(f"0 {node}-eth{port} {frame}")
         else:
-            host_lines.append(f"{emu.net[node].pid} {port} {frame}")
-    emu.send_frames(host_lines)
+            lines.append(f"{emu.net[node].pid} {port} {frame}")
+    emu.send_frames(lines)
 
 
 def sightings(emu, sent: dict[str, wiring.End]) -> dict[wiring.End, wiring.End]:
