@@ -7,14 +7,23 @@ A scenario subclasses Scenario, names its claim and the paper's figure, and impl
   prose (a Judgement). A recorded RESULT.json (figures plus setup) can be judged again.
 `execute` runs both, builds the Result from the scenario's own attributes and writes RESULT.json
 and (if the scenario draws one) RESULT.png under the output directory.
+
+Parameters (scenarios/knobs.py): a scenario names the fabric families it builds (`families`;
+`--set` takes their parameters), the settings it starts from (`base`), the parameters it sets
+itself (`fixed`, refused with the reason) and its own knobs (a Knobs dataclass). `configure`
+checks them all, and `meaningful` whether the claim still means something with them, before
+anything is built; the knobs are recorded in the setup, where the judge reads them back.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
-from testbed.core.errors import PartLost
+from scenarios import knobs as knobs_module
+from scenarios.knobs import Knobs
+from testbed.core.errors import ParamError, PartLost
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
 NOT_MEASURED = ("setup", "series")     # the keys of a run's figures that are not numbers to judge
@@ -32,6 +41,7 @@ class Result:
     setup: dict = field(default_factory=dict)     # fabric, scale, datapath, bond, durations
     series: dict = field(default_factory=dict)    # time series for the plot (name -> [[t, y], ...])
     files: dict = field(default_factory=dict)
+    headline: str = ""          # the measured effect in a few words (the tour's summary)
 
 
 @dataclass
@@ -40,6 +50,7 @@ class Judgement:
     expectation: str
     measured: str
     derived: dict = field(default_factory=dict)   # numbers the judge computed (ratios...), reported too
+    headline: str = ""          # the measured effect in a few words, e.g. "loss 25.1% (exp. 25.0%)"
 
 
 class Scenario:
@@ -50,11 +61,70 @@ class Scenario:
     title = ""
     paper = ""
     tour = False
+    families: ClassVar[tuple[str, ...]] = ()      # the fabric families it builds
+    base: ClassVar[dict] = {}                     # their settings before the user's --set
+    fixed: ClassVar[dict[str, str]] = {}          # fabric parameters it sets itself: key -> why
+    Knobs: ClassVar[type[Knobs]] = Knobs          # its own parameters
 
     def __init_subclass__(cls, name: str = "", claim: str = "", tour: bool = False, **kwargs):
         super().__init_subclass__(**kwargs)
         cls.name, cls.claim, cls.tour = name, claim, tour
 
+    # ---- parameters ----
+    def configure(self, settings: dict | None = None, quick: bool = False,
+                  preset: str | None = None) -> Scenario:
+        """Take `settings` ({key: value}: knobs and fabric parameters) and check them, the fabric
+        models (built, pure) and the claim's meaning: ParamError before anything exists."""
+        keys = knobs_module.fabric_keys(self.families)
+        mine, fabric = knobs_module.split(settings or {}, self.Knobs, keys, self.fixed, self.name)
+        self.quick = quick
+        try:
+            self.knobs = self.Knobs.make(mine, quick)
+            self.settings = {**self.preset_settings(preset), **fabric}
+            for family in self.families:
+                self.fabric(family)        # ParamError from the model's own checks
+        except ParamError as e:
+            raise ParamError(f"{self.name}: {e}") from None
+        self.meaningful()
+        return self
+
+    def preset_settings(self, preset: str | None) -> dict:
+        """A --preset's settings (testbed/model/presets.py) for the scenario's first family."""
+        from testbed.model.presets import preset as preset_of
+        if preset and not self.families:
+            raise ParamError(f"builds no fabric of its own: no preset {preset!r}")
+        return preset_of(self.families[0], preset) if preset else {}
+
+    def fabric_settings(self, family: str) -> dict:
+        """What the scenario's knobs set on `family` (e.g. NICs per host on two families alike)."""
+        return {}
+
+    def fabric(self, family: str | None = None, **overrides):
+        """The fabric model: the scenario's base, then the user's settings, then `overrides`
+        (what a variant of the scenario sets, e.g. single_tor)."""
+        from testbed.model import make_fabric
+        family = family or self.families[0]
+        return make_fabric(family, {**self.base, **self.settings, **self.fabric_settings(family),
+                                    **overrides})
+
+    def meaningful(self) -> None:
+        """Raise ParamError (one line: why) if the parameters make the claim meaningless."""
+
+    def refuse(self, why: str):
+        raise ParamError(f"{self.name}: {why}")
+
+    def knobs_of(self, figures: dict) -> Knobs:
+        """The knobs a run recorded in its setup (defaults for those it did not)."""
+        recorded = figures.get("setup", {}).get("knobs", {})
+        names = set(self.Knobs.names())
+        return self.Knobs(**{k: tuple(v) if isinstance(v, list) else v
+                             for k, v in recorded.items() if k in names})
+
+    def ensure_configured(self, quick: bool) -> None:
+        if not hasattr(self, "knobs"):
+            self.configure({}, quick)
+
+    # ---- the two steps ----
     def run(self, quick: bool) -> dict:
         """Bring up, measure: the figures (with "setup" and "series")."""
         raise NotImplementedError
@@ -69,45 +139,48 @@ class Scenario:
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
         return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
                       judged.verdict, figures={**measured, **judged.derived},
-                      setup=figures.get("setup", {}), series=figures.get("series", {}))
+                      setup=figures.get("setup", {}), series=figures.get("series", {}),
+                      headline=judged.headline)
 
     def plot(self, result: Result, path: Path) -> bool:
         """Draw `result` to `path` (PNG); return False if this scenario has nothing to draw."""
         if not result.series:
             return False
-        from matplotlib.figure import Figure
-        fig = Figure(figsize=(8, 4.5))
-        ax = fig.add_subplot()
+        from scenarios import plots
+        fig, ax = plots.figure(self, result)
         for name, points in result.series.items():
             if points:
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, label=name)
-        ax.set_title(f"{result.claim} {self.title}: {result.verdict}")
         ax.set_xlabel(result.setup.get("x_label", "time (s)"))
         ax.set_ylabel(result.setup.get("y_label", ""))
         ax.legend(fontsize="small")
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
+        plots.save(fig, path)
         return True
 
     def lost(self, reason: str) -> Result:
         """The Result of a run that lost a part of its fabric: invalid, whatever it measured."""
         return Result(self.name, self.claim, self.paper, expectation="(not judged)",
                       measured=f"the run lost a part of its fabric: {reason}", verdict=INVALID,
-                      figures={"lost": reason})
+                      figures={"lost": reason}, headline="lost a part of its fabric")
 
-    def execute(self, out: Path, quick: bool = False) -> Result:
+    def execute(self, out: Path, quick: bool = False, stem: str | None = None) -> Result:
+        """Run, judge, write STEM.json and STEM.png (STEM: the scenario's name) under `out`."""
+        self.ensure_configured(quick)
         out.mkdir(parents=True, exist_ok=True)
+        stem = stem or self.name
         try:
-            result = self.report(self.run(quick))
+            figures = self.run(self.quick)
+            figures.setdefault("setup", {}).update(knobs=asdict(self.knobs), settings=self.settings)
+            result = self.report(figures)
         except PartLost as e:
             result = self.lost(str(e))
-        png = out / f"{self.name}.png"
-        if self.plot(result, png):
+        json_path, png = out / f"{stem}.json", out / f"{stem}.png"
+        result.files["json"] = str(json_path)
+        json_path.write_text(json.dumps(asdict(result), indent=2, default=str))   # kept if the plot fails
+        if "lost" not in result.figures and self.plot(result, png):
             result.files["png"] = str(png)
-        result.files["json"] = str(out / f"{self.name}.json")
-        (out / f"{self.name}.json").write_text(json.dumps(asdict(result), indent=2, default=str))
+            json_path.write_text(json.dumps(asdict(result), indent=2, default=str))
         return result
 
 

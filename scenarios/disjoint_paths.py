@@ -17,12 +17,16 @@ they stay within 1%.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
 
+from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import setup_of, valid
+from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
-from testbed.model import make_fabric
 from testbed.workload import collectives as C
 from testbed.workload import pathsel
 
@@ -30,9 +34,31 @@ SCALE = 0.02        # 400G -> 8 Mbit/s
 MESSAGE = 64_000
 PACE = 0.9          # each connection paced at 90% of its share of the NIC: HPN's fabric is lossless
 MODES = ("hashing", "path-selection")
+LEAF_SPINE = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "scale": SCALE}
 
 
-def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int) -> tuple:
+@dataclass(frozen=True)
+class PathKnobs(Knobs):
+    rounds: int = 5
+    bytes_per_job: int = 3_000_000
+    message: int = MESSAGE
+    pace: float = PACE
+    QUICK: ClassVar[dict] = {"rounds": 3, "bytes_per_job": 1_500_000}
+    BOUNDS: ClassVar[dict] = {"rounds": (1, 50, "rounds"), "bytes_per_job": (100_000, 1_000_000_000, "bytes"),
+              "message": (1_000, 10_000_000, "bytes"), "pace": (0.1, 1.0, "of a connection's share")}
+    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports", "bytes_per_job": "bytes each job sends",
+            "message": "bytes per message", "pace": "each connection's pacing, a fraction of its share"}
+
+
+def leaf_spine_pairs(scenario) -> None:
+    """Refuse a leaf-spine plane where two jobs cannot cross two spines (disjoint-paths, routing-policies)."""
+    p = scenario.fabric().params
+    if p.spines < 2 or p.leaves < 2 or p.hosts_per_leaf < 2:
+        scenario.refuse(f"spines={p.spines}, leaves={p.leaves}, hosts_per_leaf={p.hosts_per_leaf}: "
+                        "needs 2 or more of each: two jobs, leaf 0 to leaf 1, with two spines to choose from")
+
+
+def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int, knobs: PathKnobs) -> tuple:
     """Job j's send in round r, and the paths its two connections take (lists of (switch, port))."""
     dport = 8000 + 10 * r + j
     if mode == "hashing":
@@ -43,8 +69,8 @@ def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int) -> tuple:
         found = pathsel.disjoint_sports(emu, src, dst, dport, 2, start=46000 + 100 * r + 50 * j)
         sports, paths = tuple(s for s, _ in found), [p for _, p in found]
         policy = "least-queued"
-    rate = PACE * emu.fabric.line_mbit(src) * 1e6 / 8 / len(sports)   # bytes/s
-    return C.Send(src, dst, nbytes, sports, dport, MESSAGE, policy, rate=rate), paths
+    rate = knobs.pace * emu.fabric.line_mbit(src) * 1e6 / 8 / len(sports)   # bytes/s
+    return C.Send(src, dst, nbytes, sports, dport, knobs.message, policy, rate=rate), paths
 
 
 class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
@@ -53,15 +79,22 @@ class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
              "on the connection with the fewest queued bytes: up to +34.7% for four concurrent "
              "AllReduce jobs on 512 GPUs")
 
+    families = ("mpft",)
+    base: ClassVar[dict] = LEAF_SPINE
+    Knobs = PathKnobs
+
+    def meaningful(self) -> None:
+        leaf_spine_pairs(self)
+
     def run(self, quick: bool) -> dict:
-        rounds, nbytes = (3, 1_500_000) if quick else (5, 3_000_000)
-        fab = make_fabric("mpft", {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
-                                   "scale": SCALE})
+        k = self.knobs
+        rounds, nbytes = k.rounds, k.bytes_per_job
+        fab = self.fabric()
         with Emulation(fab, Options()) as emu:
             nic = {h: fab.hosts[h].nics[0] for h in fab.hosts}
             jobs = [(nic["g0h0"], nic["g1h0"]), (nic["g0h1"], nic["g1h1"])]
             rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES} for r in range(rounds)]
-            setup = setup_of(emu, bytes_per_job=nbytes, message=MESSAGE, rounds=rounds, pace=PACE)
+            setup = setup_of(emu, bytes_per_job=nbytes, message=k.message, rounds=rounds, pace=k.pace)
         return {"rounds": rows,
                 "setup": {**setup, "x_label": "round", "y_label": "completion (s)"},
                 "series": {"hashing": [[i + 1, x["hashing"]["completion_s"]] for i, x in enumerate(rows)],
@@ -73,7 +106,7 @@ class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
         fab = emu.fabric
         sends, spines = [], Counter()
         for j, (src, dst) in enumerate(jobs):
-            send, paths = job_send(emu, src, dst, mode, r, j, nbytes)
+            send, paths = job_send(emu, src, dst, mode, r, j, nbytes, self.knobs)
             sends.append(send)
             spines.update(next(sw for sw, _ in p if fab.switches[sw].role == "spine") for p in paths)
         (seconds, results), busy = cpu_busy_fraction(lambda: C.Runner(emu).run_sends(sends))
@@ -99,4 +132,17 @@ class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
             measured=(f"{len(rows)} rounds, completion hashing {h} s vs path selection {p} s: "
                       f"{gain:+.1%} collective throughput; connections per spine with hashing "
                       f"{[dict(x['hashing']['connections_per_spine']) for x in rows]}"),
-            derived={"gain": round(gain, 4), "worst_ratio": round(worst, 3)})
+            derived={"gain": round(gain, 4), "worst_ratio": round(worst, 3)},
+            headline=f"path selection {gain:+.1%} throughput over {len(rows)} rounds")
+
+    def plot(self, result, path: Path) -> bool:
+        """Completion of the two concurrent jobs per mode: mean bar, each round a dot, the range."""
+        rows = result.figures["rounds"]
+        fig, ax = plots.figure(self, result, size=(7, 4.5))
+        plots.bars(ax, ["two send/recv jobs at once"], {
+            "hashing (ECMP, round-robin messages)": [[x["hashing"]["completion_s"] for x in rows]],
+            "path selection (disjoint, least-queued)": [[x["path-selection"]["completion_s"] for x in rows]]},
+            "completion (s)")
+        ax.set_title(f"{len(rows)} rounds, new source ports each (dots: rounds)", fontsize=9)
+        plots.save(fig, path)
+        return True

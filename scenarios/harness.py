@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from scenarios.knobs import Knobs
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import Sampler, iperf_intervals, longest_stall
-from testbed.model import make_fabric
 from testbed.workload import traffic
 
 BUSY, PEER = "p0s0h0", "p0s0h1"      # two hosts of one segment: traffic stays under the ToRs
@@ -21,8 +22,39 @@ SATURATED = 0.7      # a baseline below this fraction of the line rate: the CPU,
 VARIANTS = (("dual_tor", "dual", "dual-ToR", False), ("single_tor", "single", "single-ToR", True))
 
 
-def hpn(single_tor: bool = False):
-    return make_fabric("hpn", {"single_tor": True} if single_tor else {})
+SECONDS = (0.5, 120.0, "seconds")
+FIXED = {"single_tor": "the scenario runs dual-ToR and single-ToR HPN itself"}
+
+
+@dataclass(frozen=True)
+class RunKnobs(Knobs):
+    """What every fault scenario has: warm-up, baseline, the time after the fault, streams per NIC."""
+    warm: float = 2.0
+    base: float = 4.0
+    after: float = 5.0
+    streams: int = 4
+    QUICK: ClassVar[dict] = {"warm": 1.5, "base": 2.0, "after": 2.5}
+    BOUNDS: ClassVar[dict] = {"warm": SECONDS, "base": SECONDS, "fault": SECONDS, "after": SECONDS,
+                              "streams": (1, 32, "TCP streams per NIC")}
+    HELP: ClassVar[dict] = {"warm": "s of warm-up, not measured (TCP slow start)",
+                            "base": "s of baseline before the fault", "fault": "s the fault lasts",
+                            "after": "s measured after the repair", "streams": "TCP streams per NIC"}
+
+
+@dataclass(frozen=True)
+class FaultKnobs(RunKnobs):
+    """... and a fault of `fault` s."""
+    fault: float = 6.0
+    QUICK: ClassVar[dict] = {**RunKnobs.QUICK, "fault": 2.5}
+
+    def timeline(self) -> Timeline:
+        return Timeline(self.warm, self.base, self.fault, self.after)
+
+
+def needs_peer(scenario) -> None:
+    """The fault scenarios' busy host sends to a peer in its segment: refuse a segment of one."""
+    if scenario.fabric().params.hosts < 2:
+        scenario.refuse("needs hosts >= 2: the busy host p0s0h0 sends to p0s0h1 in its segment")
 
 
 @dataclass(frozen=True)
@@ -34,7 +66,7 @@ class Timeline:
     after: float
 
     @classmethod
-    def choose(cls, quick: bool, quick_steps: tuple, full_steps: tuple) -> "Timeline":
+    def choose(cls, quick: bool, quick_steps: tuple, full_steps: tuple) -> Timeline:
         return cls(*(quick_steps if quick else full_steps))
 
     @property
@@ -71,7 +103,7 @@ class Workload:
     interval: float = 0.2          # iperf3 report interval (s)
     stream_mbit: float | None = None   # cap each stream (iperf3 -b); None: as fast as TCP goes
 
-    def start(self, timeline: Timeline) -> "Workload":
+    def start(self, timeline: Timeline) -> Workload:
         fab = self.emu.fabric
         self.timeline, self.seconds = timeline, timeline.seconds
         self.flows, self.clients = [], []

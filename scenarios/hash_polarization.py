@@ -11,18 +11,30 @@ to its pod-1 partner over several connections with pinned 5-tuples) runs on both
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
+from typing import ClassVar
 
+from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, uplinks, valid
+from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import Sampler, cpu_busy_fraction, imbalance
-from testbed.model import make_fabric
 from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
-CHANNELS = 4          # connections per host pair
+
+
+@dataclass(frozen=True)
+class PolarizationKnobs(Knobs):
+    bytes_per_flow: int = 400_000
+    connections: int = 4          # per host pair
+    QUICK: ClassVar[dict] = {"bytes_per_flow": 150_000}
+    BOUNDS: ClassVar[dict] = {"bytes_per_flow": (10_000, 100_000_000, "bytes"), "connections": (1, 16, "per host pair")}
+    HELP: ClassVar[dict] = {"bytes_per_flow": "bytes each connection sends", "connections": "connections per host pair"}
 
 
 def tier_uplinks(emu, coll) -> list[tuple]:
@@ -50,13 +62,25 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
     paper = ("HPN sec. 1, case study 002 sec. 4.1: ECMP collides elephant flows and hashing alike at "
              "successive tiers repeats the collision (one spine link at 95% while another sits at 22%)")
 
+    families = ("clos3",)
+    Knobs = PolarizationKnobs
+
+    def meaningful(self) -> None:
+        p = self.fabric().params
+        if p.pods < 2:
+            self.refuse("needs pods >= 2: pod 0 sends to pod 1 across the core")
+        if p.aggs < 2 or p.aggs != p.cores:
+            self.refuse(f"aggs={p.aggs}, cores={p.cores}: needs aggs = cores >= 2, so that both tiers "
+                        "hash among as many next hops and a polarized hash repeats its choice")
+
     def run(self, quick: bool) -> dict:
-        per_flow = 150_000 if quick else 400_000
-        figures = {"setup": {"fabrics": {}, "bytes_per_flow": per_flow, "connections_per_pair": CHANNELS,
+        per_flow = self.knobs.bytes_per_flow
+        figures = {"setup": {"fabrics": {}, "bytes_per_flow": per_flow,
+                             "connections_per_pair": self.knobs.connections,
                              "x_label": "pod-0 aggregation-to-core uplink", "y_label": "Mbit/s"},
                    "series": {}}
         for mode in MODES:
-            with Emulation(make_fabric("clos3"), Options(routing={"ecmp": mode})) as emu:
+            with Emulation(self.fabric(), Options(routing={"ecmp": mode})) as emu:
                 figures[mode], figures["series"][f"{mode}: core uplink load (Mbit/s)"] = \
                     self.sendrecv(emu, mode, per_flow)
                 figures["setup"]["fabrics"][mode] = setup_of(emu)
@@ -67,7 +91,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         fab = emu.fabric
         pod0 = sorted(h for h in fab.hosts if h.startswith("p0"))
         pod1 = sorted(h for h in fab.hosts if h.startswith("p1"))
-        coll = pin_ports(C.pipeline(fab, [pod0, pod1], size=per_flow * CHANNELS, channels=CHANNELS,
+        channels = self.knobs.connections
+        coll = pin_ports(C.pipeline(fab, [pod0, pod1], size=per_flow * channels, channels=channels,
                                     sport_base=42000, job=f"sendrecv-{mode}"), dport_base=6000)
         paths = tier_uplinks(emu, coll)
         pairs, again = collisions(paths)
@@ -106,4 +131,23 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                       f"shares polarized {pol['core_uplink_share']} ({pol['idle_core_uplinks']} idle), "
                       f"seeded {seed['core_uplink_share']}; completion {pol['completion_s']} s vs "
                       f"{seed['completion_s']} s ({slower:.2f}x)"),
-            derived={"slowdown_polarized_over_seeded": round(slower, 3)})
+            derived={"slowdown_polarized_over_seeded": round(slower, 3)},
+            headline=f"collisions repeat {pol['repeat_fraction']:.0%} vs {seed['repeat_fraction']:.0%}, "
+                     f"{slower:.2f}x slower")
+
+    def plot(self, result, path: Path) -> bool:
+        """Pod 0's core uplinks' load (bars per uplink) and the completion time, per hashing mode."""
+        figs = result.figures
+        fig, (load, done) = plots.figure(self, result, ncols=2, size=(10, 4.5))
+        uplink_names = list(figs["polarized"]["core_uplink_bytes"])
+        plots.bars(load, uplink_names, {
+            mode: [[b * 8 / 1e6 / figs[mode]["completion_s"]]
+                   for b in figs[mode]["core_uplink_bytes"].values()] for mode in MODES}, "Mbit/s")
+        load.set_title("pod-0 aggregation-to-core uplinks: mean load", fontsize=9)
+        load.set_xlabel("uplink (aggregation switch port)")
+        plots.bars(done, ["completion"], {
+            f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)": [[figs[mode]["completion_s"]]]
+            for mode in MODES}, "s")
+        done.set_title("the same send/recv, pod 0 to pod 1", fontsize=9)
+        plots.save(fig, path)
+        return True

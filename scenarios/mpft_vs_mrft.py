@@ -15,11 +15,16 @@ Repeated; the best completion time of each is compared (medians reported too).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import median, setup_of, valid
+from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
-from testbed.model import make_fabric
 from testbed.workload import collectives as C
 
 SCALE = 0.01          # 400G -> 4 Mbit/s: 8 NICs x 4 Mbit/s x 3 switch hops ~ 100 Mbit/s forwarded
@@ -31,10 +36,22 @@ PACE = 0.9            # senders paced at 90% of their fair share: DeepSeek's fab
 FAMILIES = ("mpft", "mrft")
 
 
-def repeated_all_to_all(family: str, size: int, reps: int) -> tuple[dict, list, dict]:
-    """`reps` all-to-alls on one bring-up of `family` (static routes for their matrix): the
+@dataclass(frozen=True)
+class AllToAllKnobs(Knobs):
+    repetitions: int = 5
+    size: int = 1_000_000
+    nics: int = 2
+    QUICK: ClassVar[dict] = {"repetitions": 3, "size": 600_000}
+    BOUNDS: ClassVar[dict] = {"repetitions": (1, 50, "all-to-alls per fabric"), "size": (10_000, 100_000_000, "bytes"),
+              "nics": (1, 16, "NICs per host")}
+    HELP: ClassVar[dict] = {"repetitions": "all-to-alls on each fabric", "size": "bytes per GPU (nccl-tests' size)",
+            "nics": "NICs per host: MPFT's planes and MRFT's rails alike"}
+
+
+def repeated_all_to_all(fab, size: int, reps: int) -> tuple[dict, list, dict]:
+    """`reps` all-to-alls on one bring-up of `fab` (static routes for their matrix): the
     figures, the CPU busy fraction of each run, and the bring-up."""
-    fab = make_fabric(family, {"scale": SCALE})
+    family = fab.family
     coll = C.all_to_all(fab, None, size, job=f"alltoall-{family}")
     matrix = sorted({(t.src.name, t.dst.name) for t in coll.transfers if not t.relay})
     with Emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
@@ -55,13 +72,23 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
     paper = ("DeepSeek-V3 Table 4, Fig. 5: all-to-all and training equal on both "
              "(272.80 vs 272.52 billion tokens/day)")
 
+    families = FAMILIES
+    base: ClassVar[dict] = {"scale": SCALE}
+    fixed: ClassVar[dict] = {"planes": "set nics=N: it sets MPFT's planes and MRFT's rails alike",
+             "rails": "set nics=N: it sets MPFT's planes and MRFT's rails alike"}
+    Knobs = AllToAllKnobs
+
+    def fabric_settings(self, family: str) -> dict:
+        return {"planes" if family == "mpft" else "rails": self.knobs.nics}
+
     def run(self, quick: bool) -> dict:
-        reps, size = (3, 600_000) if quick else (5, 1_000_000)
+        reps, size = self.knobs.repetitions, self.knobs.size
         figures, busy = {}, []
         setup = {"fabrics": {}, "size": size, "repetitions": reps, "x_label": "run",
                  "y_label": "completion (s)"}
         for family in FAMILIES:
-            figures[family], family_busy, setup["fabrics"][family] = repeated_all_to_all(family, size, reps)
+            figures[family], family_busy, setup["fabrics"][family] = repeated_all_to_all(
+                self.fabric(family), size, reps)
             busy += family_busy
         series = {f"{f}: completion (s)": [[i + 1, t] for i, t in enumerate(figures[f]["completion_s"])]
                   for f in FAMILIES}
@@ -82,4 +109,19 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
                       f"MPFT best {a} s, MRFT {b} s ({diff:.1%} apart; medians "
                       f"{mpft['median_s']} s, {mrft['median_s']} s); busbw MPFT "
                       f"{mpft['busbw_mbit']} Mbit/s, MRFT {mrft['busbw_mbit']}"),
-            derived={"relative_difference": round(diff, 4)})
+            derived={"relative_difference": round(diff, 4)},
+            headline=f"best completion {diff:.1%} apart (MPFT {a} s, MRFT {b} s)")
+
+    def plot(self, result, path: Path) -> bool:
+        """Completion time and bus bandwidth of each fabric's all-to-alls (dots: each run)."""
+        figs = result.figures
+        fig, (done, bus) = plots.figure(self, result, ncols=2, size=(9, 4.5))
+        names = {"mpft": "multi-plane (MPFT)", "mrft": "multi-rail (MRFT)"}
+        plots.bars(done, ["all-to-all"], {names[f]: [figs[f]["completion_s"]] for f in FAMILIES},
+                   "completion (s)")
+        done.set_title("completion time (bar: mean; range: all runs)", fontsize=9)
+        plots.bars(bus, ["all-to-all"], {names[f]: [figs[f]["busbw_mbit"]] for f in FAMILIES},
+                   "bus bandwidth (Mbit/s)")
+        bus.set_title("nccl-tests bus bandwidth", fontsize=9)
+        plots.save(fig, path)
+        return True

@@ -9,15 +9,26 @@ again and again could back off (0.2, 0.4, 0.8, 1.6 s ...) for most of the fault:
 about five runs looked stuck even though the detector had done its work in 0.1 s."""
 from __future__ import annotations
 
-from scenarios import harness
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from scenarios import harness, plots
 from scenarios.base import Judgement, Scenario, verdict
-from scenarios.harness import BUSY, PEER, Timeline, Workload
+from scenarios.harness import BUSY, PEER, FaultKnobs, Timeline, Workload
 from testbed.emulation.build import Emulation
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.faults import Faults
 
-LOAD = 0.45   # of each NIC's line rate: one port can carry all of it
-STREAMS = 4
+
+@dataclass(frozen=True)
+class OneWayKnobs(FaultKnobs):
+    load: float = 0.45      # of each NIC's line rate: one port can carry all of it
+    base: float = 3.0
+    after: float = 2.0
+    QUICK: ClassVar[dict] = {"warm": 1.5, "base": 1.5, "fault": 4.0, "after": 1.0}
+    BOUNDS: ClassVar[dict] = {**FaultKnobs.BOUNDS, "load": (0.05, 1.0, "of a NIC's line rate")}
+    HELP: ClassVar[dict] = {**FaultKnobs.HELP, "load": "each NIC's sending rate, a fraction of its line rate (<= 0.5)"}
 
 
 def cut(emu, faults: Faults, link) -> bool:
@@ -52,8 +63,8 @@ def stream_figures(w: Workload, nic0, link, events: list) -> dict:
             "affected_series": affected}
 
 
-def expectation(fault: float) -> str:
-    return (f"the busy host's NIC 0 sends {STREAMS} TCP streams at {LOAD:.0%} of its line rate (one "
+def expectation(fault: float, streams: int, load: float) -> str:
+    return (f"the busy host's NIC 0 sends {streams} TCP streams at {load:.0%} of its line rate (one "
             f"port can carry them all), about half hashed onto port 0, whose NIC-to-ToR direction then "
             f"drops everything for {fault:.0f} s while carrier stays up. Carrier-based failover (the "
             f"default): those streams are stuck for the whole fault and the NIC loses their share. With "
@@ -78,16 +89,29 @@ class OneWayFault(Scenario, name="one-way-fault", claim="C4", tour=True):
     paper = ("HPN lessons: a link dead in the NIC-to-ToR direction only; the NIC ignored Link Fault "
              "Signaling and kept sending, losing packets at scale; dual-ToR made it a slowdown")
 
+    families = ("hpn",)
+    fixed: ClassVar[dict] = {"single_tor": "a single-ported NIC has no other port to move its flows to"}
+    Knobs = OneWayKnobs
+
+    def meaningful(self) -> None:
+        harness.needs_peer(self)
+        if self.knobs.load > 0.5:
+            self.refuse(f"load={self.knobs.load}: above 0.5 one port cannot carry all of a NIC's "
+                        "streams, and the claim is about noticing the fault, not about capacity")
+        if self.knobs.streams < 2:
+            self.refuse("streams=1: needs 2 or more streams per NIC, so that some hash onto each port")
+
     def run(self, quick: bool) -> dict:
-        timeline = Timeline.choose(quick, (1.5, 1.5, 4.0, 1.0), (2.0, 3.0, 6.0, 2.0))
-        with Emulation(harness.hpn()) as emu:
+        timeline = self.knobs.timeline()
+        with Emulation(self.fabric()) as emu:
             carrier = self.phase(emu, False, timeline)
             probed = self.phase(emu, True, timeline)
             setup = emu.describe()
         series = {"carrier-based failover": carrier.pop("affected_series"),
                   "probe detector": probed.pop("affected_series")}
         return {"carrier_only": carrier, "with_detector": probed, "series": series,
-                "setup": {"fabric": "hpn default", "busy_host": BUSY, "peer": PEER, "emulation": setup,
+                "setup": {"fabric": "hpn", "busy_host": BUSY, "peer": PEER, "emulation": setup,
+                          "streams_per_nic": self.knobs.streams, "load": self.knobs.load,
                           "warm_base_fault_after_s": timeline.steps(),
                           "x_label": "time since the fault (s)",
                           "y_label": "streams hashed onto the faulty port (Mbit/s)"}}
@@ -97,8 +121,9 @@ class OneWayFault(Scenario, name="one-way-fault", claim="C4", tour=True):
         fab = emu.fabric
         nic0, link = harness.first_link(fab)
         with Detectors(emu, [BUSY] if detector else []) as detectors, Faults(emu) as faults:
-            mbit = LOAD * fab.line_mbit(nic0) / STREAMS
-            w = Workload(emu, streams=STREAMS, stream_mbit=mbit).start(timeline)
+            k = self.knobs
+            mbit = k.load * fab.line_mbit(nic0) / k.streams
+            w = Workload(emu, streams=k.streams, stream_mbit=mbit).start(timeline)
             carrier = w.play(lambda: cut(emu, faults, link), faults.repair_all)
             w.finish()
             events = detectors.events(BUSY) if detector else []
@@ -110,5 +135,14 @@ class OneWayFault(Scenario, name="one-way-fault", claim="C4", tour=True):
         valid = carrier["streams_on_faulty_port"] > 0 and probed["streams_on_faulty_port"] > 0
         ok = (carrier["carrier_up"] and carrier["stuck_streams"] >= 1
               and probed["detected_ms"] is not None and probed["stuck_streams"] == 0)
-        return Judgement(verdict(ok, valid), expectation=expectation(fault),
-                         measured=measured(carrier, probed))
+        k = self.knobs_of(figures)
+        return Judgement(verdict(ok, valid), expectation=expectation(fault, k.streams, k.load),
+                         measured=measured(carrier, probed),
+                         headline=f"stuck streams: carrier {carrier['stuck_streams']}, detector "
+                                  f"{probed['stuck_streams']} (out in {probed['detected_ms']} ms)")
+
+    def plot(self, result, path: Path) -> bool:
+        fault = result.figures["with_detector"]["fault_s"]
+        # iperf3's receiver reports every 0.2 s and paced streams arrive in bursts: a 1 s mean too
+        return plots.fault_timeline(self, result, path, [(0.0, fault)], "NIC-to-ToR direction dead",
+                                    smooth=5)

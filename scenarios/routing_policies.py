@@ -10,20 +10,33 @@ Several rounds with different source ports; bus bandwidth as nccl-tests computes
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, valid
+from scenarios.disjoint_paths import LEAF_SPINE, leaf_spine_pairs
+from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
-from testbed.model import make_fabric
 from testbed.workload import collectives as C
 
-SCALE = 0.02        # 400G -> 8 Mbit/s
-PARAMS = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "scale": SCALE}
 GROUPS = [("g0h0", "g1h0"), ("g0h1", "g1h1")]
 MATRIX = [[a, b] for a, b in GROUPS] + [[b, a] for a, b in GROUPS]
 POLICIES = {"ecmp": {"policy": "ecmp"},
             "static": {"policy": "static", "matrix": MATRIX},
             "adaptive": {"policy": "adaptive"}}
+
+
+@dataclass(frozen=True)
+class PolicyKnobs(Knobs):
+    rounds: int = 3
+    size: int = 10_000_000
+    QUICK: ClassVar[dict] = {"rounds": 2, "size": 6_000_000}
+    BOUNDS: ClassVar[dict] = {"rounds": (1, 50, "rounds"), "size": (100_000, 1_000_000_000, "bytes")}
+    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports", "size": "reduce-scatter size (each rank sends half)"}
 
 
 def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:
@@ -34,7 +47,7 @@ def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:
         jobs = [pin_ports(C.reduce_scatter(emu.fabric, [a, b], size, job=f"tp2-{a}",
                                            sport_base=48000 + 100 * r + 10 * i), 9000 + 10 * r + i)
                 for i, (a, b) in enumerate(GROUPS)]
-        runs, b = cpu_busy_fraction(lambda: C.run(emu, jobs))
+        runs, b = cpu_busy_fraction(lambda jobs=jobs: C.run(emu, jobs))
         busy.append(b)
         bus.append(sum(x.busbw for x in runs) / len(runs) * 8 / 1e6)
     return bus, busy
@@ -45,13 +58,20 @@ class RoutingPolicies(Scenario, name="routing-policies", claim="C12"):
     paper = ("DeepSeek-V3 Fig. 8: on RoCE, ECMP reaches about half the bandwidth of adaptive or static "
              "routing for reduce-scatter/all-gather at TP 2 (about 97 vs 190 GB/s)")
 
+    families = ("mpft",)
+    base: ClassVar[dict] = LEAF_SPINE
+    Knobs = PolicyKnobs
+
+    def meaningful(self) -> None:
+        leaf_spine_pairs(self)
+
     def run(self, quick: bool) -> dict:
-        rounds, size = (2, 6_000_000) if quick else (3, 10_000_000)     # each rank sends size/2
+        rounds, size = self.knobs.rounds, self.knobs.size     # each rank sends size/2
         figures, busy = {}, []
         setup = {"fabrics": {}, "size": size, "rounds": rounds, "x_label": "round",
                  "y_label": "bus bandwidth (Mbit/s)"}
         for name, routing in POLICIES.items():
-            with Emulation(make_fabric("mpft", PARAMS), Options(routing=routing)) as emu:
+            with Emulation(self.fabric(), Options(routing=routing)) as emu:
                 bus, policy_busy = reduce_scatters(emu, rounds, size)
                 busy += policy_busy
                 figures[name] = {"busbw_mbit": [round(x, 3) for x in bus],
@@ -71,4 +91,15 @@ class RoutingPolicies(Scenario, name="routing-policies", claim="C12"):
                          "second: above ECMP (by 10% or more), nearer static the longer the flows"),
             measured=(f"mean bus bandwidth over {figures['setup']['rounds']} rounds: ECMP {e} Mbit/s "
                       f"{figures['ecmp']['busbw_mbit']}, static {s}, adaptive {a} "
-                      f"{figures['adaptive']['busbw_mbit']}; ECMP/static {e / s:.2f}"))
+                      f"{figures['adaptive']['busbw_mbit']}; ECMP/static {e / s:.2f}"),
+            headline=f"ECMP/static {e / s if s else 0:.2f}, adaptive/ECMP {a / e if e else 0:.2f}")
+
+    def plot(self, result, path: Path) -> bool:
+        """DeepSeek Fig. 8's form: bus bandwidth per routing policy (dots: rounds)."""
+        figs = result.figures
+        fig, ax = plots.figure(self, result, size=(7, 4.5))
+        plots.bars(ax, ["reduce-scatter, TP 2"], {name: [figs[name]["busbw_mbit"]] for name in POLICIES},
+                   "bus bandwidth (Mbit/s)")
+        ax.set_title("two TP-2 groups at once, leaf 0 to leaf 1 (dots: rounds)", fontsize=9)
+        plots.save(fig, path)
+        return True

@@ -1,62 +1,182 @@
-"""`hpn-testbed list` and `run`: the scenarios, each reproducing a claim of the papers."""
+"""`hpn-testbed list` and `run`: the scenarios, each reproducing a claim of the papers, and
+experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
 from testbed.cli.output import check_output, console, print_json, styled, table
 from testbed.core.errors import ParamError
 
+OK_VERDICTS = ("reproduced", "measured")     # an experiment file has no claim: it is "measured"
+
 
 def add_parser(sub) -> None:
+    from testbed.model.presets import PRESETS
     ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
+    ls.add_argument("--params", action="store_true", help="each scenario's parameters and defaults")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
-    r = sub.add_parser("run", help="run scenarios (needs root); with no NAME, the tour of headline claims")
-    r.add_argument("names", nargs="*", metavar="NAME", help="scenarios to run (see `list`)")
+    r = sub.add_parser("run", add_help=False,
+                       help="run scenarios or experiment files (needs root); with no NAME, the tour")
+    r.add_argument("-h", "--help", action="store_true",
+                   help="show this help; with NAME, that scenario's parameters and defaults")
+    r.add_argument("names", nargs="*", metavar="NAME",
+                   help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
+    r.add_argument("--preset", choices=sorted({n for shapes in PRESETS.values() for n in shapes}),
+                   help="a named fabric shape (testbed/model/presets.py); --set overrides it")
+    r.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--json", action="store_true")
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=cmd_run, parser=r)
 
 
 def cmd_list(args) -> int:
     import scenarios
-    rows = [(name, cls.claim, cls.title, "tour" if name in scenarios.TOUR else "")
-            for name, cls in scenarios.all_scenarios().items()]
+    classes = scenarios.all_scenarios()
     if args.json:
-        print_json([dict(zip(("name", "claim", "title", "tour"), r)) for r in rows])
-    else:
-        console().print(table("scenarios", ["name", "claim", "what it shows", ""], rows))
+        print_json([{"name": name, "claim": cls.claim, "title": cls.title, "tour": "tour" if cls.tour else "",
+                     **({"params": params_of(cls())} if args.params else {})}
+                    for name, cls in classes.items()])
+        return 0
+    con = console()
+    if args.params:
+        for cls in classes.values():
+            print_params(con, cls())
+        return 0
+    con.print(table("scenarios", ["name", "claim", "what it shows", ""],
+                    [(name, cls.claim, cls.title, "tour" if cls.tour else "") for name, cls in classes.items()]))
     return 0
+
+
+def params_of(scenario) -> dict:
+    """A scenario's knobs and its fabric's parameters, each with its default (the family's under
+    the scenario's own base settings)."""
+    import dataclasses
+
+    from scenarios.knobs import fabric_keys
+    keys = fabric_keys(scenario.families) - set(scenario.fixed)
+    scenario.configure({}, False)
+    fabric = {}
+    for family in scenario.families:
+        params = scenario.fabric(family).params
+        fabric.update({f.name: getattr(params, f.name) for f in dataclasses.fields(params) if f.name in keys})
+    return {"knobs": scenario.Knobs.describe(), "fixed": scenario.fixed,
+            "fabric": {"families": list(scenario.families), "params": fabric}}
+
+
+def print_params(con, scenario) -> None:
+    p = params_of(scenario)
+    con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) parameters, `--set KEY=VALUE`:")
+    con.print(table(None, ["knob", "type", "default", "quick", "what"],
+                    [(k["name"], k["type"], k["default"], k["quick"], k["help"]) for k in p["knobs"]]))
+    families = p["fabric"]["families"]
+    if families:
+        con.print(f"  fabric ({' and '.join(families)}; see `topo show {families[0]}`): "
+                  + " ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items()))
+    for key, why in p["fixed"].items():
+        con.print(f"  not settable: {key} ({why})")
+
+
+def chosen_runs(args) -> list:
+    """Every NAME as a configured scenario or experiment, checked before anything runs."""
+    import scenarios
+    from scenarios import experiments
+    from testbed.model.params import parse_settings
+    settings = parse_settings(args.set)
+    if args.repeat < 1:
+        raise ParamError(f"--repeat {args.repeat}: must be 1 or more")
+    names = args.names or scenarios.TOUR
+    quick = args.quick or not args.names                 # the tour runs short versions
+    runs = []
+    for name in names:
+        run = experiments.load(name) if name.endswith(".toml") else scenarios.get(name)
+        runs.append(run.configure(settings, quick, args.preset))
+    return runs
 
 
 def cmd_run(args) -> int:
     from pathlib import Path
-
-    import scenarios
+    if args.help:
+        return show_help(args)
     check_output("--out", args.out, directory=True)     # before any scenario starts
-    names = args.names or scenarios.TOUR
-    if not names:
-        raise ParamError("no scenarios yet")
-    chosen = [scenarios.get(n) for n in names]          # unknown names fail before anything runs
-    quick = args.quick or not args.names                 # the tour runs short versions
+    runs = chosen_runs(args)                             # bad names and parameters fail here
+    out, con = Path(args.out), console()
+    if args.repeat > 1:
+        return run_repeats(runs, args, out, con)
     results = []
-    con = console()
-    for scenario in chosen:
+    for scenario in runs:
         if not args.json:
             con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}): {scenario.title}")
-        result = scenario.execute(Path(args.out), quick=quick)
+        result = scenario.execute(out, quick=scenario.quick)
         results.append(result)
         if not args.json:
-            con.print(f"  paper: {result.paper}\n  expected here: {result.expectation}\n"
-                      f"  measured: {result.measured}\n  verdict: {styled(result.verdict)}")
+            print_result(con, result)
     if args.json:
         from dataclasses import asdict
         print_json([asdict(r) for r in results])
     elif len(results) > 1:
-        con.print(table("hpn-testbed tour (full reports above and in --out)",
-                        ["claim", "scenario", "paper", "scaled expectation", "measured", "verdict"],
-                        [(r.claim, r.scenario, short(r.paper), short(r.expectation), short(r.measured),
-                          styled(r.verdict)) for r in results]))
-    return 0 if all(r.verdict == "reproduced" for r in results) else 1
+        con.print(summary_table(results))
+    return 0 if all(r.verdict in OK_VERDICTS for r in results) else 1
+
+
+def summary_table(results):
+    """The tour's summary: one short row per scenario (its headline), readable at 80 columns."""
+    return table("hpn-testbed tour (full reports above and in --out)",
+                 ["claim", "scenario", "verdict", "measured"],
+                 [(r.claim, r.scenario, shown(r.verdict), r.headline or short(r.measured)) for r in results])
+
+
+def print_result(con, result) -> None:
+    con.print(f"  paper: {result.paper}\n  expected here: {result.expectation}\n"
+              f"  measured: {result.measured}\n  verdict: {shown(result.verdict)}"
+              + (f" ({result.headline})" if result.headline else ""))
+    files = ", ".join(result.files.values())
+    con.print(f"  files: {files}", soft_wrap=True)
+
+
+def run_repeats(runs, args, out, con) -> int:
+    from scenarios.repeat import repeat
+    summaries = []
+    for scenario in runs:
+        if not args.json:
+            con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) x {args.repeat}: {scenario.title}")
+
+        def each(k, result):
+            if not args.json:
+                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
+        summary, results = repeat(scenario, args.repeat, out, each)
+        summaries.append((summary, results))
+        if not args.json:
+            print_spread(con, summary)
+    if args.json:
+        from dataclasses import asdict
+        print_json([{**s, "results": [asdict(r) for r in rs]} for s, rs in summaries])
+    return 0 if all(s["reproduced"] == s["runs"] for s, _ in summaries) else 1
+
+
+def print_spread(con, summary: dict) -> None:
+    varying = {k: v for k, v in summary["figures"].items() if v["spread"]}
+    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] ({', '.join(summary['verdicts'])})")
+    con.print(table(None, ["figure", "median", "lowest", "highest"],
+                    [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))
+    constant = len(summary["figures"]) - len(varying)
+    con.print(f"  ({constant} figures the same in every run not shown; all in {summary['file']})")
+
+
+def show_help(args) -> int:
+    import scenarios
+    args.parser.print_help()
+    con = console()
+    for name in args.names:
+        if not name.endswith(".toml"):
+            print_params(con, scenarios.get(name))
+    return 0
+
+
+def shown(verdict: str) -> str:
+    return verdict if verdict == "measured" else styled(verdict)
 
 
 def short(text: str, limit: int = 60) -> str:

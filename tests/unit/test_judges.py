@@ -209,6 +209,8 @@ CASES = [
     ("tor-failure", "recorded (quick: dual-ToR only)", [], YES),
     ("tor-failure", "a host lost half", [put("dual_tor.p0s0h1.kept", 0.5)], NO),
     ("tor-failure", "a host's NIC 0 did not fail over", [put("dual_tor.p0s0h0.nic0_kept", 0.0)], NO),
+    ("tor-failure", "back at 82% after repair (a slow run)", [put("dual_tor.p0s0h0.repaired_mbps", 32.7)], YES),
+    ("tor-failure", "still at 76% after repair", [put("dual_tor.p0s0h0.repaired_mbps", 30.3)], NO),
     ("tor-failure", "baseline below 70% of the line", [put("dual_tor.p0s0h0.baseline_mbps", 25.0)], INVALID),
 ]
 

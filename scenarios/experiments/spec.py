@@ -1,0 +1,170 @@
+"""An experiment file (TOML) read and checked, pure: every table, key, type and range, and every
+host, NIC, port and switch it names against the fabric model, before anything is built.
+
+A problem is one line, `FILE:LINE: [[fault]] 1: port: no port 'x' in this hpn fabric` (ParamError,
+exit status 2): the line from tomllib's own message, or the line where the key (else its table)
+is written.
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.core.errors import ParamError
+
+COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe", "pipeline")
+TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
+FAULT_KINDS = ("link-down", "flap", "one-way", "switch-down")
+ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
+TOP_KEYS = ("name", "description", "fabric", "routing", "traffic", "fault", "measure")
+MEASURE_KEYS = ("throughput", "queues", "warm", "settle", "interval")
+
+
+@dataclass(frozen=True)
+class Traffic:
+    kind: str
+    where: str                         # "[[traffic]] 1", for messages
+    src: str = ""                      # iperf3: a host or a NIC
+    dst: str = ""
+    streams: int = 1                   # iperf3: per NIC
+    seconds: float = 10.0              # iperf3
+    rate_mbit: float | None = None     # iperf3: cap per stream
+    hosts: tuple[str, ...] = ()        # collectives (empty: every host)
+    size: int = 1_000_000              # collectives: bytes per rank
+    tokens: int = 16                   # moe
+    m: int = 4                         # moe
+    stages: tuple[tuple[str, ...], ...] = ()   # pipeline
+    pace: float = 0.0                  # collectives: pace at this fraction of the fair share
+
+
+@dataclass(frozen=True)
+class Fault:
+    kind: str
+    at: float
+    where: str
+    target: str                        # a port (link faults) or a switch (switch-down)
+    seconds: float = 0.0               # `for`; a flap train lasts count x period
+    count: int = 1
+    period: float = 1.0
+    down: float = 0.5
+    direction: str = "up"
+
+    @property
+    def end(self) -> float:
+        return self.at + (self.count * self.period if self.kind == "flap" else self.seconds)
+
+    @property
+    def windows(self) -> list[tuple[float, float]]:
+        """When the fault is in place: a flap train's down windows, else [at, end]."""
+        if self.kind != "flap":
+            return [(self.at, self.end)]
+        return [(self.at + k * self.period, self.at + k * self.period + self.down) for k in range(self.count)]
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind} {self.target}"
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: str
+    name: str
+    description: str
+    family: str
+    settings: dict
+    routing: dict
+    detector: bool
+    traffic: tuple[Traffic, ...]
+    faults: tuple[Fault, ...]
+    throughput: tuple[str, ...] = ()
+    queues: tuple[str, ...] = ()
+    warm: float = 1.5                  # s after traffic starts before the first phase counts
+    settle: float = 0.5                # s after a fault starts or ends before its phase counts
+    interval: float = 0.1              # s between counter samples
+    fabric: object = field(default=None, compare=False, repr=False)
+
+
+class Locator:
+    """Where tables and keys are written in a TOML text: line numbers for messages."""
+    HEADER = re.compile(r"^\s*(\[\[?)\s*([\w.-]+)\s*\]\]?")
+    KEY = re.compile(r"^\s*\"?([\w-]+)\"?\s*=")
+
+    def __init__(self, text: str):
+        self.tables: dict[tuple[str, int], int] = {}
+        self.keys: dict[tuple[str, int, str], int] = {}
+        section, counts = ("", 0), {}
+        for n, line in enumerate(text.splitlines(), 1):
+            header = self.HEADER.match(line)
+            if header:
+                name = header.group(2)
+                counts[name] = counts.get(name, 0) + 1 if header.group(1) == "[[" else 1
+                section = (name, counts[name])
+                self.tables[section] = n
+                continue
+            key = self.KEY.match(line)
+            if key:
+                self.keys.setdefault((*section, key.group(1)), n)
+
+    def line(self, table: str, index: int = 1, key: str | None = None) -> int | None:
+        return self.keys.get((table, index, key)) or self.tables.get((table, index))
+
+
+class Reader:
+    """Checks the values of one table, naming the file, line, table and key of a problem."""
+
+    def __init__(self, path: str, locator: Locator, table: str, index: int, data: dict, allowed):
+        self.path, self.locator, self.table, self.index, self.data = path, locator, table, index, data
+        self.where = f"[[{table}]] {index}" if table in ("traffic", "fault") else f"[{table}]" if table else "top level"
+        if not isinstance(data, dict):
+            self.fail(None, "expected a table")
+        if allowed is not None:
+            for key in data:
+                if key not in allowed:
+                    self.fail(key, f"unknown key; known: {', '.join(allowed)}")
+
+    def fail(self, key: str | None, problem: str):
+        line = self.locator.line(self.table, self.index, key)
+        at = f"{self.path}:{line}" if line else self.path
+        raise ParamError(f"{at}: {self.where}: {key + ': ' if key else ''}{problem}")
+
+    def get(self, key: str, kind, default=None, required: bool = False, bounds=None, choices=None):
+        if key not in self.data:
+            if required:
+                self.fail(None, f"{key} is required")
+            return default
+        value = self.data[key]
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.fail(key, f"expected {getattr(kind, '__name__', kind)}, got {value!r}")
+        if choices is not None and value not in choices:
+            self.fail(key, f"{value!r}: choose from {', '.join(choices)}")
+        if bounds is not None:
+            lo, hi = bounds
+            if not (math.isfinite(value) and lo <= value <= hi):
+                self.fail(key, f"{value}: must be between {lo} and {hi}")
+        return value
+
+    def names(self, key: str, default=()) -> tuple[str, ...]:
+        value = self.get(key, list, list(default))
+        if not all(isinstance(v, str) for v in value):
+            self.fail(key, "expected a list of names")
+        return tuple(value)
+
+
+def parse(path: str) -> tuple[dict, Locator]:
+    """The TOML of `path` and where its keys are; tomllib's errors keep their line."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ParamError(f"{path}: {e.strerror or e}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        match = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        where = f"{match.group(1)}" if match else "?"
+        raise ParamError(f"{path}:{where}: not valid TOML: {str(e).split(' (at line')[0]}") from None
+    return data, Locator(text)

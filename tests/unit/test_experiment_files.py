@@ -1,0 +1,153 @@
+"""Experiment files without a fabric: every shipped file and the README's example load; a bad file
+is one line naming the file, the line and the key; phases, their means and the losses."""
+from pathlib import Path
+
+import pytest
+
+from scenarios.experiments import check, phases
+from scenarios.experiments.spec import Fault
+from testbed.core.errors import ParamError
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = """\
+name = "nic0-link-down"
+[fabric]
+family = "hpn"
+nics = 3                 # any `topo show` parameter
+[routing]
+ecmp = "seeded"          # the options of `up`: ecmp, policy, core, detector
+[[traffic]]
+kind = "iperf3"          # or a collective: allreduce, reduce-scatter, all-gather, all-to-all, moe, pipeline
+from = "p0s0h0"          # a host (all its NICs, NIC i to NIC i) or a NIC (p0s0h0-n1)
+to = "p0s0h1"
+streams = 4              # per NIC
+seconds = 10
+[[fault]]
+at = 4.0                 # seconds after traffic starts
+kind = "link-down"       # link-down, flap, one-way, switch-down
+port = "p0s0h0-n0p0"     # a host port, or SWITCH-ethN
+for = 3.0
+[measure]
+throughput = ["p0s0h0"]  # hosts, NICs or links whose rate series to record
+queues = []              # switch egress ports whose queue series to record
+"""
+
+
+def write(tmp_path, text: str) -> str:
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_example_loads(tmp_path):
+    spec = check.load(write(tmp_path, EXAMPLE))
+    assert spec.name == "nic0-link-down" and spec.fabric.params.nics == 3
+    assert spec.routing == {"ecmp": "seeded"} and not spec.detector
+    (t,) = spec.traffic
+    assert (t.kind, t.src, t.dst, t.streams, t.seconds) == ("iperf3", "p0s0h0", "p0s0h1", 4, 10.0)
+    assert len(check.nic_pairs(spec.fabric, t, None)) == 3
+    (f,) = spec.faults
+    assert (f.kind, f.at, f.end, f.target) == ("link-down", 4.0, 7.0, "p0s0h0-n0p0")
+    assert check.watched(spec.fabric, "p0s0h0").intfs == tuple(
+        l.b_intf for l in spec.fabric.host_links() if l.a == "p0s0h0")
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "experiments").glob("*.toml")), ids=lambda p: p.name)
+def test_every_shipped_experiment_loads(path):
+    spec = check.load(str(path))
+    assert spec.traffic and spec.throughput and spec.name == path.stem
+
+
+def test_the_shipped_example_is_the_readme_example():
+    assert (ROOT / "experiments" / "nic0-link-down.toml").read_text().endswith(EXAMPLE.split("\n", 1)[1])
+
+
+# (what is changed in the example, the line the message names, what it says)
+BAD = [
+    ('nics = 3', 'nics = 0', 4, "[fabric]: nics: nics=0: must be between 1 and 256"),
+    ('nics = 3', 'nosuch = 3', 4, "[fabric]: nosuch: unknown parameter 'nosuch'"),
+    ('family = "hpn"', 'family = "fat"', 3, "[fabric]: family: 'fat': choose from"),
+    ('ecmp = "seeded"', 'ecmp = "random"', 6, "[routing]: ecmp: routing ecmp='random'"),
+    ('to = "p0s0h1"', 'to = "p9s0h1"', 10, "[[traffic]] 1: to: no host or NIC 'p9s0h1'"),
+    ('to = "p0s0h1"', 'to = "p0s0h1-n0"', 10, "both be hosts or both be NICs"),
+    ('streams = 4', 'streams = "4"', 11, "[[traffic]] 1: streams: expected int, got '4'"),
+    ('streams = 4', 'streams = 0', 11, "streams: 0: must be between 1 and 64"),
+    ('kind = "iperf3"', 'kind = "ftp"', 8, "[[traffic]] 1: kind: 'ftp': choose from iperf3"),
+    ('port = "p0s0h0-n0p0"', 'port = "p0s0h0-n7p0"', 16, "[[fault]] 1: port: no port 'p0s0h0-n7p0'"),
+    ('kind = "link-down"', 'kind = "meteor"', 15, "[[fault]] 1: kind: 'meteor': choose from"),
+    ('for = 3.0', 'four = 3.0', 17, "[[fault]] 1: four: unknown key"),
+    ('at = 4.0', 'at = 9.0', 14, "the fault ends at 12 s, after the traffic (10 s)"),
+    ('at = 4.0', 'at = 0.5', 14, "inside the warm-up"),
+    ('throughput = ["p0s0h0"]', 'throughput = ["nope"]', 19, "[measure]: throughput: no port 'nope'"),
+    ('queues = []', 'queues = ["p0s0h0-n0p0"]', 20, "[measure]: queues: 'p0s0h0-n0p0' is a host port"),
+    ('seconds = 10', 'seconds = 10\nseconds = 11', 13, "not valid TOML"),
+    ('[measure]', '[measure', 18, "not valid TOML"),
+]
+
+
+@pytest.mark.parametrize("old,new,line,message", BAD, ids=[b[3][:40] for b in BAD])
+def test_a_bad_file_names_its_line_and_key(tmp_path, old, new, line, message):
+    assert old in EXAMPLE
+    path = write(tmp_path, EXAMPLE.replace(old, new, 1))
+    with pytest.raises(ParamError) as e:
+        check.load(path)
+    text = str(e.value)
+    assert text.startswith(f"{path}:{line}: ") and message in text and "\n" not in text, text
+
+
+def test_missing_tables_and_keys(tmp_path):
+    for text, message in [("name = 'x'\n", "top level: fabric is required"),
+                          ("[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] is required"),
+                          ("[fabric]\nfamily = 'hpn'\n[traffic]\nkind = 'iperf3'\n", "traffic: expected list"),
+                          ("[fabric]\nnics = 2\n[[traffic]]\nkind = 'moe'\n", "[fabric]: family is required"),
+                          ("[fabric]\nfamily = 'hpn'\n[[traffic]]\nkind = 'pipeline'\n", "stages is required")]:
+        with pytest.raises(ParamError, match=".*" + message.replace("[", "\\[").replace("]", "\\]")):
+            check.load(write(tmp_path, text))
+    with pytest.raises(ParamError, match="No such file"):
+        check.load(str(tmp_path / "absent.toml"))
+
+
+def test_collectives_are_checked_by_the_model(tmp_path):
+    base = "[fabric]\nfamily = 'mpft'\n[[traffic]]\n"
+    spec = check.load(write(tmp_path, base + "kind = 'moe'\nm = 3\ntokens = 2\n"))
+    assert spec.traffic[0].m == 3 and spec.throughput == ()
+    with pytest.raises(ParamError, match="x.toml:3: \\[\\[traffic\\]\\] 1: M=9"):
+        check.load(write(tmp_path, base + "kind = 'moe'\nm = 9\n"))
+    with pytest.raises(ParamError, match="no host 'zz'"):
+        check.load(write(tmp_path, base + "kind = 'allreduce'\nhosts = ['g0h0', 'zz']\n"))
+    spec = check.load(write(tmp_path, base + "kind = 'pipeline'\nstages = [['g0h0'], ['g1h0']]\n"))
+    assert spec.traffic[0].stages == (("g0h0",), ("g1h0",))
+
+
+def test_switch_faults_and_flaps(tmp_path):
+    text = EXAMPLE.replace('kind = "link-down"', 'kind = "switch-down"').replace(
+        'port = "p0s0h0-n0p0"', 'switch = "p0s0r0t0"')
+    assert check.load(write(tmp_path, text)).faults[0].target == "p0s0r0t0"
+    flap = EXAMPLE.replace('kind = "link-down"', 'kind = "flap"').replace("for = 3.0", "count = 2\nperiod = 1.0\ndown = 1.5")
+    with pytest.raises(ParamError, match=":19: \\[\\[fault\\]\\] 1: down: 1.5: must be shorter than period"):
+        check.load(write(tmp_path, flap))
+
+
+# ---- phases ----
+
+def fault(kind, at, seconds=0.0, count=1, period=1.0):
+    return Fault(kind, at, "[[fault]] 1", "p", seconds=seconds, count=count, period=period)
+
+
+def test_phases_before_each_fault_and_after():
+    spans = phases.phases([fault("link-down", 4.0, 3.0)], warm=1.5, settle=0.5, end=10.0)
+    assert spans == [("before", 1.5, 4.0), ("fault 1 (link-down p)", 4.5, 7.0), ("after", 7.5, 10.0)]
+    flaps = phases.phases([fault("flap", 2.0, count=3), fault("link-down", 6.0, 1.0)], 1.0, 0.5, 9.0)
+    assert [s[1:] for s in flaps] == [(1.0, 2.0), (2.0, 5.0), (6.5, 7.0), (7.5, 9.0)]
+    assert phases.phases([], 1.0, 0.5, 5.0) == [("before", 1.0, 5.0)]
+
+
+def test_means_are_time_weighted_and_losses_relative_to_before():
+    series = [[0.0, 0.0], [1.0, 60.0], [2.0, 60.0], [3.0, 50.0], [4.0, 50.0], [5.0, 60.0]]
+    assert phases.mean_in(series, 0.0, 2.0) == 60.0           # each point is the rate up to its time
+    assert phases.mean_in(series, 1.5, 2.5) == 55.0
+    assert phases.mean_in(series, 7.0, 8.0) is None
+    means = phases.phase_means(series, [("before", 0.0, 2.0), ("fault 1", 2.0, 4.0), ("after", 4.0, 5.0)])
+    assert means == {"before": 60.0, "fault 1": 50.0, "after": 60.0}
+    assert phases.losses(means) == {"fault 1": 0.1667}
+    assert phases.losses({"before": 0.0, "fault 1": 1.0}) == {"fault 1": None}
