@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from typing import ClassVar
 
+from scenarios.base import Scenario
 from testbed.workload.collectives import Collective
 
 BUSY_LIMIT = 0.9      # above this the CPU, not the fabric, was the bottleneck (Handigol et al.)
@@ -43,3 +45,17 @@ def uplinks(fabric, lower_prefix: str, upper_role: str) -> list:
     """Links from switches whose name starts with `lower_prefix` to switches of `upper_role`."""
     return [l for l in fabric.switch_links()
             if l.a.startswith(lower_prefix) and fabric.switches[l.b].role == upper_role]
+
+
+class LeafSpineScenario(Scenario):
+    """disjoint-paths and routing-policies: two jobs from leaf 0 to leaf 1 of one leaf-spine plane
+    (MPFT with one plane), with two spines to choose from."""
+    families = ("mpft",)
+    base: ClassVar[dict] = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2,
+                            "scale": 0.02}    # 400G -> 8 Mbit/s
+
+    def meaningful(self) -> None:
+        p = self.fabric().params
+        if p.spines < 2 or p.leaves < 2 or p.hosts_per_leaf < 2:
+            self.refuse(f"spines={p.spines}, leaves={p.leaves}, hosts_per_leaf={p.hosts_per_leaf}: "
+                        "needs 2 or more of each: two jobs, leaf 0 to leaf 1, with two spines to choose from")

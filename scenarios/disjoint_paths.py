@@ -22,19 +22,17 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios import plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import setup_of, valid
+from scenarios.base import Judgement, verdict
+from scenarios.common import LeafSpineScenario, setup_of, valid
 from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 from testbed.workload import pathsel
 
-SCALE = 0.02        # 400G -> 8 Mbit/s
 MESSAGE = 64_000
 PACE = 0.9          # each connection paced at 90% of its share of the NIC: HPN's fabric is lossless
 MODES = ("hashing", "path-selection")
-LEAF_SPINE = {"planes": 1, "leaves": 2, "spines": 2, "hosts_per_leaf": 2, "scale": SCALE}
 
 
 @dataclass(frozen=True)
@@ -48,14 +46,6 @@ class PathKnobs(Knobs):
               "message": (1_000, 10_000_000, "bytes"), "pace": (0.1, 1.0, "of a connection's share")}
     HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports", "bytes_per_job": "bytes each job sends",
             "message": "bytes per message", "pace": "each connection's pacing, a fraction of its share"}
-
-
-def leaf_spine_pairs(scenario) -> None:
-    """Refuse a leaf-spine plane where two jobs cannot cross two spines (disjoint-paths, routing-policies)."""
-    p = scenario.fabric().params
-    if p.spines < 2 or p.leaves < 2 or p.hosts_per_leaf < 2:
-        scenario.refuse(f"spines={p.spines}, leaves={p.leaves}, hosts_per_leaf={p.hosts_per_leaf}: "
-                        "needs 2 or more of each: two jobs, leaf 0 to leaf 1, with two spines to choose from")
 
 
 def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int, knobs: PathKnobs) -> tuple:
@@ -73,18 +63,12 @@ def job_send(emu, src, dst, mode: str, r: int, j: int, nbytes: int, knobs: PathK
     return C.Send(src, dst, nbytes, sports, dport, knobs.message, policy, rate=rate), paths
 
 
-class DisjointPaths(Scenario, name="disjoint-paths", claim="C6", tour=True):
+class DisjointPaths(LeafSpineScenario, name="disjoint-paths", claim="C6", tour=True):
     title = "host-side disjoint paths and least-queued messages vs hashing"
     paper = ("HPN sec. 5: 5-tuples with disjoint paths (RePaC), one connection per path, each message "
              "on the connection with the fewest queued bytes: up to +34.7% for four concurrent "
              "AllReduce jobs on 512 GPUs")
-
-    families = ("mpft",)
-    base: ClassVar[dict] = LEAF_SPINE
     Knobs = PathKnobs
-
-    def meaningful(self) -> None:
-        leaf_spine_pairs(self)
 
     def run(self, quick: bool) -> dict:
         k = self.knobs

@@ -6,33 +6,20 @@ expected to lose 1/6 (reported as `dual_tor.loss`, accepted within 40% of it).""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
 
 from scenarios import harness, plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.harness import BUSY, PEER, FaultKnobs, Workload
+from scenarios.base import Judgement, verdict
+from scenarios.harness import BUSY, FaultKnobs, Workload
 from testbed.emulation.build import Emulation
 from testbed.emulation.faults import Faults
 
 
-class DualTorLinkFailure(Scenario, name="dual-tor-link-failure", claim="C2", tour=True):
+class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", claim="C2", tour=True):
     title = "one NIC-ToR link fails under a busy host: dual-ToR vs single-ToR"
     paper = ("HPN sec. 9: failing one NIC-ToR link cost 6.25% of throughput (1 of a host's 16 200G "
              "ports) and recovered the moment it was repaired; single-ToR halted the job")
-    families = ("hpn",)
-    fixed: ClassVar[dict] = harness.FIXED
     Knobs = FaultKnobs
-
-    def meaningful(self) -> None:
-        harness.needs_peer(self)
-
-    def run(self, quick: bool) -> dict:
-        k = self.knobs
-        timeline = k.timeline()
-        setup = {"fabric": "hpn (single_tor for the baseline)", "busy_host": BUSY, "peer": PEER,
-                 "streams_per_nic": k.streams, "warm_base_fault_after_s": timeline.steps(),
-                 "x_label": "time since the link failed (s)", "y_label": "busy host sending (Mbit/s)"}
-        return harness.dual_and_single(lambda single_tor: self.variant(single_tor, timeline), setup)
+    x_label = "time since the link failed (s)"
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)

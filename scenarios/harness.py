@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from scenarios.base import Scenario
 from scenarios.knobs import Knobs
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation
@@ -55,6 +56,38 @@ def needs_peer(scenario) -> None:
     """The fault scenarios' busy host sends to a peer in its segment: refuse a segment of one."""
     if scenario.fabric().params.hosts < 2:
         scenario.refuse("needs hosts >= 2: the busy host p0s0h0 sends to p0s0h1 in its segment")
+
+
+class FaultScenario(Scenario):
+    """What the fault scenarios share: HPN, with the ToR variants the scenario runs itself, and a
+    busy host with a peer in its segment. `run` puts `variant(single_tor, timeline)` on dual-ToR
+    and (if `single_baseline`) single-ToR HPN; a scenario adds to `setup` what it varies."""
+    families = ("hpn",)
+    fixed: ClassVar[dict] = FIXED
+    x_label = "time since the fault (s)"
+    y_label = "busy host sending (Mbit/s)"
+
+    def meaningful(self) -> None:
+        needs_peer(self)
+
+    def timeline(self) -> "Timeline":
+        return self.knobs.timeline()
+
+    def single_baseline(self) -> bool:
+        return True
+
+    def setup(self, timeline: "Timeline") -> dict:
+        return {"fabric": "hpn; single_tor for the baseline", "busy_host": BUSY, "peer": PEER,
+                "streams_per_nic": self.knobs.streams, "warm_base_fault_after_s": timeline.steps(),
+                "x_label": self.x_label, "y_label": self.y_label}
+
+    def variant(self, single_tor: bool, timeline: "Timeline") -> dict:
+        raise NotImplementedError
+
+    def run(self, quick: bool) -> dict:
+        timeline = self.timeline()
+        return dual_and_single(lambda single_tor: self.variant(single_tor, timeline),
+                               self.setup(timeline), single=self.single_baseline())
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios import harness, plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.harness import BUSY, PEER, RunKnobs, Timeline, Workload
+from scenarios.base import Judgement, verdict
+from scenarios.harness import BUSY, RunKnobs, Timeline, Workload
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Emulation
 from testbed.emulation.faults import Faults
@@ -34,30 +34,25 @@ class FlapKnobs(RunKnobs):
             raise ParamError(f"down={self.down}: must be shorter than period={self.period}")
 
 
-class LinkFlap(Scenario, name="link-flap", claim="C3", tour=True):
+class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
     title = "a flapping NIC-ToR link: single-ToR stalls, dual-ToR barely notices"
     paper = ("HPN sec. 3/9: a link flap stalled single-ToR training for over 9 s; under dual-ToR its "
              "effect was negligible")
 
-    families = ("hpn",)
-    fixed: ClassVar[dict] = harness.FIXED
     Knobs = FlapKnobs
+    x_label = "time since the first flap (s)"
 
-    def meaningful(self) -> None:
-        harness.needs_peer(self)
-
-    def run(self, quick: bool) -> dict:
+    def timeline(self) -> Timeline:
         k = self.knobs
-        flaps = k.flaps
-        timeline = Timeline(k.warm, k.base, flaps * k.period, k.after)
-        setup = {"fabric": "hpn; single_tor for the baseline", "busy_host": BUSY, "peer": PEER,
-                 "flaps": flaps, "period_s": k.period, "down_s": k.down, "streams_per_nic": k.streams,
-                 "warm_base_fault_after_s": timeline.steps(), "x_label": "time since the first flap (s)",
-                 "y_label": "busy host sending (Mbit/s)"}
-        return harness.dual_and_single(lambda single_tor: self.variant(single_tor, timeline, flaps), setup)
+        return Timeline(k.warm, k.base, k.flaps * k.period, k.after)
 
-    def variant(self, single_tor: bool, timeline: Timeline, flaps: int) -> dict:
+    def setup(self, timeline: Timeline) -> dict:
+        k = self.knobs
+        return {**super().setup(timeline), "flaps": k.flaps, "period_s": k.period, "down_s": k.down}
+
+    def variant(self, single_tor: bool, timeline: Timeline) -> dict:
         fab, k = self.fabric(single_tor=single_tor), self.knobs
+        flaps = k.flaps
         with Emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=k.streams).start(timeline)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios import harness, plots
-from scenarios.base import Judgement, Scenario, verdict
+from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, PEER, FaultKnobs, Timeline, Workload
 from testbed.emulation.build import Emulation
 from testbed.emulation.detectors import Detectors
@@ -84,17 +84,15 @@ def measured(carrier: dict, probed: dict) -> str:
             f"only: {carrier['nic_baseline_mbps']:.1f} -> {carrier['nic_during_mbps']:.1f})")
 
 
-class OneWayFault(Scenario, name="one-way-fault", claim="C4", tour=True):
+class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=True):
     title = "a one-direction link fault: carrier-based failover vs the probe detector"
     paper = ("HPN lessons: a link dead in the NIC-to-ToR direction only; the NIC ignored Link Fault "
              "Signaling and kept sending, losing packets at scale; dual-ToR made it a slowdown")
-
-    families = ("hpn",)
     fixed: ClassVar[dict] = {"single_tor": "a single-ported NIC has no other port to move its flows to"}
     Knobs = OneWayKnobs
 
     def meaningful(self) -> None:
-        harness.needs_peer(self)
+        super().meaningful()
         if self.knobs.load > 0.5:
             self.refuse(f"load={self.knobs.load}: above 0.5 one port cannot carry all of a NIC's "
                         "streams, and the claim is about noticing the fault, not about capacity")

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios import plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import pin_ports, setup_of, valid
-from scenarios.disjoint_paths import LEAF_SPINE, leaf_spine_pairs
+from scenarios.base import Judgement, verdict
+from scenarios.common import LeafSpineScenario, pin_ports, setup_of, valid
 from scenarios.knobs import Knobs
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
@@ -53,17 +52,11 @@ def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:
     return bus, busy
 
 
-class RoutingPolicies(Scenario, name="routing-policies", claim="C12"):
+class RoutingPolicies(LeafSpineScenario, name="routing-policies", claim="C12"):
     title = "ECMP vs static vs adaptive routing for reduce-scatter at TP 2"
     paper = ("DeepSeek-V3 Fig. 8: on RoCE, ECMP reaches about half the bandwidth of adaptive or static "
              "routing for reduce-scatter/all-gather at TP 2 (about 97 vs 190 GB/s)")
-
-    families = ("mpft",)
-    base: ClassVar[dict] = LEAF_SPINE
     Knobs = PolicyKnobs
-
-    def meaningful(self) -> None:
-        leaf_spine_pairs(self)
 
     def run(self, quick: bool) -> dict:
         rounds, size = self.knobs.rounds, self.knobs.size     # each rank sends size/2

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios import harness, plots
-from scenarios.base import Judgement, Scenario, verdict
+from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, PEER, FaultKnobs, Workload
 from testbed.emulation.build import Emulation
 from testbed.emulation.faults import Faults
@@ -50,25 +50,19 @@ def expected_kept(r: dict) -> float:
     return 1 - r.get("ports_on_tor", 1) / r.get("ports", 4)
 
 
-class TorFailure(Scenario, name="tor-failure", claim="C2"):
+class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
     title = "a whole ToR fails: dual-ToR hosts run on at a reduced rate"
     paper = ("HPN secs. 2-3: a ToR failure takes down every host of a single-ToR rack and the job "
              "with it; dual-ToR turns it into one lost port per NIC on that ToR (6.25% of a host)")
-    families = ("hpn",)
-    fixed: ClassVar[dict] = harness.FIXED
     Knobs = TorKnobs
+    x_label = "time since the ToR failed (s)"
+    y_label = f"{BUSY} sending (Mbit/s)"
 
-    def meaningful(self) -> None:
-        harness.needs_peer(self)
+    def single_baseline(self) -> bool:
+        return self.knobs.single_tor_baseline
 
-    def run(self, quick: bool) -> dict:
-        k = self.knobs
-        timeline = k.timeline()
-        setup = {"fabric": "hpn; single_tor for the baseline", "tor": TOR, "hosts": HOSTS,
-                 "streams_per_nic": k.streams, "warm_base_fault_after_s": timeline.steps(),
-                 "x_label": "time since the ToR failed (s)", "y_label": f"{BUSY} sending (Mbit/s)"}
-        return harness.dual_and_single(lambda single_tor: self.variant(single_tor, timeline), setup,
-                                       single=k.single_tor_baseline)
+    def setup(self, timeline) -> dict:
+        return {**super().setup(timeline), "tor": TOR, "hosts": HOSTS}
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Emulation
 from testbed.model.routing import shortest_path_links
 from testbed.workload import traffic
@@ -112,5 +113,18 @@ def bond_spreading(emu: Emulation) -> Check | None:
 
 def run_all(emu: Emulation, full: bool = False) -> list[Check]:
     from testbed.measure import wiring  # it builds on Check
-    checks = [wiring.check(emu), reachability(emu, full), top_tier_tcp(emu), bond_spreading(emu)]
+    steps = [("wiring", wiring.check), ("reachability", lambda e: reachability(e, full)),
+             ("top-tier TCP", top_tier_tcp), ("bond spreading", bond_spreading)]
+    checks = [guarded(name, check, emu) for name, check in steps]
     return [c for c in checks if c is not None]
+
+
+def guarded(name: str, check, emu: Emulation) -> Check | None:
+    """A check whose traffic could not run (e.g. iperf3 found no path on a miswired fabric) has
+    failed; it does not end the run. A lost part of the fabric still does (PartLost)."""
+    try:
+        return check(emu)
+    except PartLost:
+        raise
+    except TestbedError as e:
+        return Check(name, False, f"could not run: {str(e).splitlines()[0]}", {"error": str(e)})

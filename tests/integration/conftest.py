@@ -72,3 +72,14 @@ def state_leftovers(state: runstate.RunState, fabric) -> list[str]:
     qdiscs = json.loads(sh.run(["tc", "-j", "qdisc", "show"], check=False) or "[]")
     left += [f"qdisc on {q['dev']}" for q in qdiscs if q.get("dev") in state.data["root_intfs"]]
     return left
+
+
+def wait_for_headroom(timeout: float = 240) -> None:
+    """Poll until the CPUs have headroom: a scenario measured on a saturated machine is invalid
+    (another tenant, e.g. the VM lane, may keep it busy for a while)."""
+    import time
+
+    from testbed.measure.meters import cpu_busy_fraction
+    deadline = time.monotonic() + timeout
+    while cpu_busy_fraction(lambda: time.sleep(2.0))[1] > 0.5 and time.monotonic() < deadline:
+        pass

@@ -4,11 +4,12 @@ created), `run NAME --help` lists the knobs, --repeat reports every run and k of
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from testbed.emulation import runstate
+
+from .conftest import wait_for_headroom
 
 pytestmark = pytest.mark.integration
 
@@ -16,23 +17,6 @@ pytestmark = pytest.mark.integration
 def hpn_testbed(*args, timeout=600):
     return subprocess.run([sys.executable, "-m", "testbed", *args], check=False, capture_output=True,
                           text=True, timeout=timeout)
-
-
-def wait_for_headroom(timeout: float = 240) -> None:
-    """Poll until the CPUs have headroom (a busy machine makes a scenario invalid)."""
-    import time
-
-    def busy(seconds=2.0):
-        def snap():
-            f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-            return sum(f), f[3] + f[4]
-        t0, i0 = snap()
-        time.sleep(seconds)
-        t1, i1 = snap()
-        return 1 - (i1 - i0) / max(t1 - t0, 1)
-    deadline = time.monotonic() + timeout
-    while busy() > 0.5 and time.monotonic() < deadline:
-        pass
 
 
 def run_until_valid(args, attempts=3):

@@ -2,29 +2,13 @@
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from .conftest import wait_for_headroom
+
 pytestmark = pytest.mark.integration
-
-
-def cpu_busy(seconds: float = 1.0) -> float:
-    def snap():
-        f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        return sum(f), f[3] + f[4]
-    t0, i0 = snap()
-    time.sleep(seconds)
-    t1, i1 = snap()
-    return 1 - (i1 - i0) / max(t1 - t0, 1)
-
-
-def wait_for_headroom(timeout: float) -> None:
-    """Poll until the CPUs have headroom (another tenant, e.g. a VM, may be busy for a while)."""
-    deadline = time.monotonic() + timeout
-    while cpu_busy(2.0) > 0.5 and time.monotonic() < deadline:
-        pass
 
 
 def test_hash_polarization_quick_run_reproduces(tmp_path):

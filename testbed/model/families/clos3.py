@@ -7,7 +7,7 @@ from typing import ClassVar
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
 from testbed.model.limits import Size
-from testbed.model.params import GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
+from testbed.model.params import HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,6 @@ class Clos3Params(Params):
         "aggs": (1, OPENFLOW_PORTS, "each edge cables to all of its pod's"),
         "cores": (1, OPENFLOW_PORTS, "each aggregation switch cables to all of them"),
         "hosts_per_edge": (1, HOSTS_PER_OCTET, "the host is the last octet of its IP"),
-        "host_gbps": GBPS,
-        "uplink_gbps": GBPS,
     }
 
     def rules(self) -> None:

@@ -7,7 +7,7 @@ from typing import ClassVar
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
 from testbed.model.limits import Size
-from testbed.model.params import BUNDLE_GBPS, GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
+from testbed.model.params import BUNDLE_GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,6 @@ class HpnParams(Params):
         "aggs_per_plane": (1, OPENFLOW_PORTS, "each ToR cables to all of its plane's"),
         "cores": (0, OPENFLOW_PORTS, "each aggregation switch cables to all of them"),
         "core_oversubscription": (1, 1000, "aggregation down:up; 1 is non-blocking"),
-        "host_gbps": GBPS,
         "uplink_gbps": BUNDLE_GBPS,
     }
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 from testbed.model.fabric import Fabric
 from testbed.model.families.leafspine import add_hosts, mesh
 from testbed.model.limits import Size
-from testbed.model.params import GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
+from testbed.model.params import HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,6 @@ class MrftParams(Params):
         "leaves": (1, IP_OCTET, "per rail; the leaf is the third octet of a NIC's IP"),
         "spines": (1, OPENFLOW_PORTS, "shared: each leaf cables to all of them"),
         "hosts_per_leaf": (1, HOSTS_PER_OCTET, "the host is the last octet of its IPs"),
-        "host_gbps": GBPS,
-        "uplink_gbps": GBPS,
     }
 
     def ports(self) -> dict[str, tuple[int, int]]:
