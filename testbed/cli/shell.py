@@ -12,7 +12,6 @@ Terminated, which the CLI does not catch) leave it; the faults typed in it are u
 from __future__ import annotations
 
 import inspect
-import os
 import shlex
 import sys
 from cmd import Cmd
@@ -24,9 +23,7 @@ from mininet.util import dumpNodeConnections
 from testbed.cli.shell_args import Usage, one_line
 from testbed.cli.shell_fabric import FabricCommands, cable_peers
 from testbed.cli.shell_mininet import MininetCommands
-from testbed.core import interrupts
 from testbed.core.errors import PartLost
-from testbed.emulation import runstate
 
 TESTBED_COMMANDS = ("trace", "fault", "rates", "queues", "routes", "check")
 MININET_COMMANDS = ("nodes", "net", "links", "dump", "intfs", "ports", "pingall", "pingallfull",
@@ -186,31 +183,7 @@ def run_shell(emu) -> None:
             FabricCLI(emu, faults)
         output("*** Leaving the CLI: tearing the fabric down\n")
     finally:
-        with interrupts.teardown():    # a second signal must not leave them running
-            end_typed_processes(emu)
-        set_mininet_level(quiet)
-
-
-def end_typed_processes(emu) -> None:
-    """End what was started in the hosts from the prompt (`p0s0h0 iperf3 -s &`, `timeout 9 ...`):
-    every process in a host's network namespace but those the run recorded (the host shells, and
-    processes whose owners end them). Mininet ends only each shell's process group, and a
-    process there holds its namespace alive."""
-    if emu.net is None:
-        return
-    recorded = {pid for pid, *_ in emu.state.data["pids"]} | {os.getpid()}
-    namespaces = {network_namespace(host.pid) for host in emu.net.hosts} - {None}
-    typed = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-             if pid not in recorded and network_namespace(pid) in namespaces]
-    runstate.kill_all([(pid, "", runstate.start_time(pid)) for pid in typed], grace=1.0)
-
-
-def network_namespace(pid: int) -> tuple[int, int] | None:
-    try:
-        st = os.stat(f"/proc/{pid}/ns/net")
-    except OSError:    # gone already
-        return None
-    return st.st_dev, st.st_ino
+        set_mininet_level(quiet)      # what was typed at the prompt ends with the run (teardown)
 
 
 def set_mininet_level(level: int) -> None:

@@ -27,6 +27,7 @@ from testbed.core.wait import wait_for
 from testbed.emulation import hostnet, runstate, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
+from testbed.emulation.hosts import end_unrecorded
 from testbed.emulation.watchdog import Watchdog
 from testbed.model import wiring
 from testbed.model.fabric import Fabric
@@ -175,6 +176,7 @@ class Emulation(Lifecycle):
             detectors.stop()
         if self.net is not None:
             net, self.net = self.net, None
+            end_unrecorded(net, {pid for pid, *_ in self.state.data["pids"]})
             try:
                 # links in one kernel batch instead of Mininet's shell round trip per link,
                 # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)

@@ -9,6 +9,7 @@ routing the testbed asks of hosts.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -93,3 +94,24 @@ class FabricHost(RouteQueries, Host):
         if proc.poll() is None:
             kill_pid(proc.pid, marker)
         proc.wait()
+
+
+def end_unrecorded(net, recorded: set[int]) -> None:
+    """End every process in a host's network namespace that the run did not record: typed at
+    the CLI (`p0s0h0 iperf3 -s &`), or spawned in the instant a signal cut short before it was
+    recorded. Mininet ends only each shell's process group, and such a process would keep its
+    host's namespace alive. Only our own hosts' namespaces are searched."""
+    from testbed.emulation import runstate
+    namespaces = {_netns(host.pid) for host in net.hosts} - {None}
+    recorded = recorded | {os.getpid()}
+    strays = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
+              if pid not in recorded and _netns(pid) in namespaces]
+    runstate.kill_all([(pid, "", runstate.start_time(pid)) for pid in strays], grace=1.0)
+
+
+def _netns(pid: int) -> tuple[int, int] | None:
+    try:
+        st = os.stat(f"/proc/{pid}/ns/net")
+    except OSError:    # gone already
+        return None
+    return st.st_dev, st.st_ino
