@@ -9,11 +9,11 @@ import argparse
 import signal
 import sys
 
-from testbed.cli import clean, doctor, runs, topo, trace, up
+from testbed.cli import clean, doctor, lab, runs, servers, topo, trace, up
 from testbed.core import interrupts
 from testbed.core.errors import ParamError, TestbedError
 
-SUBCOMMANDS = (doctor, topo, up, trace, runs, clean)
+SUBCOMMANDS = (doctor, topo, up, trace, runs, lab, servers, clean)
 
 
 class OneLineParser(argparse.ArgumentParser):
