@@ -43,7 +43,11 @@ PRESETS: dict[str, dict[str, dict[str, object]]] = {
     },
 }
 
-CLAIMS = {"hpn": ("B1", "B2", "B3"), "mpft": ("B4",)}
+# HPN lessons, Table 4 (C13; budget_railonly.py): HPN's paper segments and switches, one pod,
+# tier 2 rail-only; as many segments as an aggregation switch has ports down (120).
+PRESETS["railonly"] = {"paper": dict(PRESETS["hpn"]["paper"], pods=1, segments=120)}
+
+CLAIMS = {"hpn": ("B1", "B2", "B3"), "mpft": ("B4",), "railonly": ("C13",)}
 
 # DeepSeek-V3 Table 3, quoting the Slim Fly paper's cost model: the model has no prices.
 QUOTED_COST_KUSD = {"mpft": 4.39, "fat_tree_3tier": 7.5}
@@ -311,7 +315,12 @@ def _mpft(fab: Fabric) -> dict:
     return {"B4": b4}
 
 
-COUNTERS = {"hpn": _hpn, "mpft": _mpft}
+def _railonly(fab: Fabric) -> dict:
+    from testbed.model.budget_railonly import railonly  # it builds on this module's entries
+    return railonly(fab)
+
+
+COUNTERS = {"hpn": _hpn, "mpft": _mpft, "railonly": _railonly}
 
 
 def budget(family: str, preset: str = "paper") -> dict:

@@ -14,7 +14,8 @@ def claim_entries(result: dict):
 
 
 TITLES = {"B1": "HPN ToR (51.2T, 128 x 400G)", "B2": "HPN segment (tier 1)",
-          "B3": "HPN pod (tier 2) and the step table", "B4": "MPFT (DeepSeek-V3, 8 planes)"}
+          "B3": "HPN pod (tier 2) and the step table", "B4": "MPFT (DeepSeek-V3, 8 planes)",
+          "C13": "rail-only tier 2 (HPN lessons, Table 4), next to HPN's pod"}
 
 
 def _fmt(value) -> str:

@@ -35,6 +35,11 @@ def _switch_key(fab: Fabric, name: str):
             return None
         what = "plane" if p.is_dual_plane else "ToR side"
         return s.plane, f"{what} {s.plane}"
+    if fab.family == "railonly":              # tier 2 is split by rail: colour by rail
+        if s.role == "core":
+            return None
+        rail = s.coords[2] if s.role == "tor" else s.coords[1]
+        return rail, f"rail {rail}"
     if fab.family == "mpft":
         return s.plane, f"plane {s.plane}"
     if fab.family == "mrft":

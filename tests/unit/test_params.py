@@ -62,7 +62,7 @@ def test_bad_numbers_are_refused_by_name(family, nothing_built):
 
 @pytest.mark.parametrize("settings, words", [
     ({"scale": float("nan")}, "scale=nan: must be a finite number"),
-    ({"scale": 1e-9}, "scale=1e-09: must be between 0.001 and 10.0"),
+    ({"scale": 1e-9}, "scale=1e-09: must be between 5e-05 and 10.0"),
     ({"host_gbps": "nan"}, "host_gbps=nan: must be a finite number"),
     ({"backup_hosts": -1}, "backup_hosts=-1: must be between 0 and"),
     ({"pods": 2.0}, "pods=2.0: expected int"),
@@ -92,9 +92,9 @@ def random_settings(family, rng):
         "clos3": dict(pods=(1, 3), edges=(1, 3), aggs=(1, 3), cores=(1, 3), hosts_per_edge=(1, 3)),
         "mpft": dict(planes=(1, 3), leaves=(1, 3), spines=(1, 3), hosts_per_leaf=(1, 3)),
         "mrft": dict(rails=(1, 3), leaves=(1, 3), spines=(1, 3), hosts_per_leaf=(1, 3)),
-    }[family]
+    }[family if family != "railonly" else "hpn"]     # railonly takes HPN's parameters
     settings = {k: rng.randint(lo, hi) for k, (lo, hi) in ranges.items()}
-    if family == "hpn":
+    if family in ("hpn", "railonly"):
         settings["single_tor"] = rng.random() < 0.3
         settings["dual_plane"] = rng.choice([None, False] if settings["single_tor"] else [None, True, False])
     return settings
@@ -174,10 +174,10 @@ def test_ram_is_read_from_meminfo():
 
 
 def test_emulated_rates_have_a_floor(nothing_built):
-    with pytest.raises(ParamError, match="host_gbps=1: the slowest link .* 0.05 Mbit/s"):
-        make_fabric("hpn", {"host_gbps": 1})
-    with pytest.raises(ParamError, match="scale=0.001, host_gbps=50: the slowest link"):
-        make_fabric("mpft", {"scale": 0.001, "host_gbps": 50})
+    with pytest.raises(ParamError, match="host_gbps=1: the slowest link .* 0.005 Mbit/s"):
+        make_fabric("hpn", {"host_gbps": 1, "scale": 0.005})
+    with pytest.raises(ParamError, match="scale=0.0001, host_gbps=50: the slowest link"):
+        make_fabric("mpft", {"scale": 0.0001, "host_gbps": 50})
 
 
 def test_rate_floor_is_the_emulators_only():

@@ -4,7 +4,7 @@ from __future__ import annotations
 from testbed.core.errors import ParamError
 from testbed.model import limits
 from testbed.model.fabric import Fabric
-from testbed.model.families import clos3, hpn, mpft, mrft
+from testbed.model.families import clos3, hpn, mpft, mrft, railonly
 from testbed.model.params import make_params
 
 FAMILIES = {
@@ -12,6 +12,7 @@ FAMILIES = {
     "mpft": (mpft.MpftParams, mpft.build),
     "mrft": (mrft.MrftParams, mrft.build),
     "clos3": (clos3.Clos3Params, clos3.build),
+    "railonly": (railonly.RailOnlyParams, railonly.build),
 }
 
 

@@ -81,13 +81,21 @@ class HpnParams(Params):
             raise ParamError(f"cores={self.cores}: more than one pod needs a core tier")
 
     # ---- the fabric by arithmetic (what build() makes, counted without building it) ----
+    def _tier2_groups(self) -> int:
+        """Sets of 2 x aggs_per_plane aggregation switches per pod, each under its own ToRs: one
+        here (every ToR reaches its plane's); railonly has one per rail."""
+        return 1
+
+    def _aggs_per_pod(self) -> int:
+        return self._tier2_groups() * 2 * self.aggs_per_plane
+
     def _tor_up(self) -> int:
         # dual-plane: a ToR reaches only the aggregation switches of its own plane
         return self.aggs_per_plane if self.is_dual_plane else 2 * self.aggs_per_plane
 
     def _agg_down(self) -> int:
-        tors_per_pod = self.segments * self.rails * self.ports_per_nic
-        return tors_per_pod // 2 if self.is_dual_plane else tors_per_pod
+        tors_per_group = self.segments * self.rails * self.ports_per_nic // self._tier2_groups()
+        return tors_per_group // 2 if self.is_dual_plane else tors_per_group
 
     def _cores(self) -> int:
         return self.cores if self.pods > 1 else 0
@@ -97,12 +105,12 @@ class HpnParams(Params):
         ports = {"tor": (self.hosts * nics_per_rail, self._tor_up()),
                  "agg": (self._agg_down(), self._cores())}
         if self._cores():
-            ports["core"] = (self.pods * 2 * self.aggs_per_plane, 0)
+            ports["core"] = (self.pods * self._aggs_per_pod(), 0)
         return ports
 
     def size(self) -> Size:
         tors = self.pods * self.segments * self.rails * self.ports_per_nic
-        aggs = self.pods * 2 * self.aggs_per_plane
+        aggs = self.pods * self._aggs_per_pod()
         hosts = self.pods * self.segments * self.hosts
         nics = hosts * self.nics
         links = nics * self.ports_per_nic + tors * self._tor_up() + aggs * self._cores()
@@ -116,35 +124,66 @@ class HpnParams(Params):
 
 
 def build(p: HpnParams) -> Fabric:
-    fab = Fabric("hpn", p)
-    sides = range(p.ports_per_nic)
+    return assemble(Fabric("hpn", p), p, add_aggregation)
+
+
+def assemble(fab: Fabric, p: HpnParams, tier2) -> Fabric:
+    """Each pod's segments, then its tier 2 (`tier2(fab, p, pod)`); then the core."""
     for pod in range(p.pods):
-        for seg in range(p.segments):
-            tors = {(rail, side): fab.add_switch(f"p{pod}s{seg}r{rail}t{side}", "tor",
-                                                 (pod, seg, rail, side), plane=side, pod=pod)
-                    for rail in range(p.rails) for side in sides}
-            group = pod * p.segments + seg
-            for i in range(p.hosts):
-                host = fab.add_host(f"p{pod}s{seg}h{i}", (pod, seg, i),
-                                    [n % p.rails for n in range(p.nics)], p.ports_per_nic,
-                                    lambda n, i=i: f"10.{n}.{group}.{i + 1}", pod=pod)
-                for nic in host.nics:
-                    for side in sides:   # port k of a NIC goes to ToR k of its rail's pair
-                        fab.attach(nic, side, tors[(nic.rail, side)], p.host_gbps)
-        aggs = [fab.add_switch(f"p{pod}a{plane}n{i}", "agg", (pod, plane, i),
-                               plane=plane if p.is_dual_plane else None, pod=pod)
-                for plane in range(2) for i in range(p.aggs_per_plane)]
-        for tor in [s for s in fab.switches.values() if s.role == "tor" and s.pod == pod]:
-            for agg in aggs:
-                # dual-plane: a ToR reaches only the aggregation switches of its own plane
-                if not p.is_dual_plane or fab.switches[agg].plane == tor.plane:
-                    fab.connect(tor.name, agg, p.uplink_gbps)
+        add_segments(fab, p, pod)
+        tier2(fab, p, pod)
     if p.pods > 1:
-        cores = [fab.add_switch(f"c{i}", "core", (i,)) for i in range(p.cores)]
-        down = {s.name: 0.0 for s in fab.switches.values() if s.role == "agg"}
-        for l in fab.switch_links():
-            down[l.b] = down.get(l.b, 0.0) + l.gbps
-        for agg in [s for s in fab.switches if fab.switches[s].role == "agg"]:
-            for core in cores:   # the core oversubscription sets the rate of each uplink
-                fab.connect(agg, core, down[agg] / p.core_oversubscription / p.cores)
+        add_core(fab, p)
     return fab
+
+
+def add_segments(fab: Fabric, p: HpnParams, pod: int) -> None:
+    """The segments of `pod`: per rail a ToR pair (one ToR single-ToR), hosts under them."""
+    sides = range(p.ports_per_nic)
+    for seg in range(p.segments):
+        tors = {(rail, side): fab.add_switch(f"p{pod}s{seg}r{rail}t{side}", "tor",
+                                             (pod, seg, rail, side), plane=side, pod=pod)
+                for rail in range(p.rails) for side in sides}
+        group = pod * p.segments + seg
+        for i in range(p.hosts):
+            host = fab.add_host(f"p{pod}s{seg}h{i}", (pod, seg, i),
+                                [n % p.rails for n in range(p.nics)], p.ports_per_nic,
+                                lambda n, i=i, group=group: f"10.{n}.{group}.{i + 1}", pod=pod)
+            for nic in host.nics:
+                for side in sides:   # port k of a NIC goes to ToR k of its rail's pair
+                    fab.attach(nic, side, tors[(nic.rail, side)], p.host_gbps)
+
+
+def pod_tors(fab: Fabric, pod: int) -> list:
+    return [s for s in fab.switches.values() if s.role == "tor" and s.pod == pod]
+
+
+def add_aggregation(fab: Fabric, p: HpnParams, pod: int) -> None:
+    """HPN's tier 2: every ToR of the pod to all aggregation switches of its plane."""
+    add_agg_set(fab, p, pod, pod_tors(fab, pod), f"p{pod}", (pod,))
+
+
+def add_agg_set(fab: Fabric, p: HpnParams, pod: int, tors: list, prefix: str,
+                coords: tuple[int, ...]) -> None:
+    """2 x aggs_per_plane aggregation switches {prefix}a{plane}n{i} at coords + (plane, i), each
+    cabled to every ToR of `tors` (dual-plane: of its plane only)."""
+    aggs = [fab.add_switch(f"{prefix}a{plane}n{i}", "agg", (*coords, plane, i),
+                           plane=plane if p.is_dual_plane else None, pod=pod)
+            for plane in range(2) for i in range(p.aggs_per_plane)]
+    for tor in tors:
+        for agg in aggs:
+            # dual-plane: a ToR reaches only the aggregation switches of its own plane
+            if not p.is_dual_plane or fab.switches[agg].plane == tor.plane:
+                fab.connect(tor.name, agg, p.uplink_gbps)
+
+
+def add_core(fab: Fabric, p: HpnParams) -> None:
+    """The core joins every aggregation switch of every pod; the oversubscription sets the rate
+    of each uplink."""
+    cores = [fab.add_switch(f"c{i}", "core", (i,)) for i in range(p.cores)]
+    down = {s.name: 0.0 for s in fab.switches.values() if s.role == "agg"}
+    for l in fab.switch_links():
+        down[l.b] = down.get(l.b, 0.0) + l.gbps
+    for agg in [s for s in fab.switches if fab.switches[s].role == "agg"]:
+        for core in cores:
+            fab.connect(agg, core, down[agg] / p.core_oversubscription / p.cores)
