@@ -33,10 +33,7 @@ class RouteQueries:
 
     def flow_devs(self, flows: list[tuple[str, str, str, int, int]]) -> list[str | None]:
         """The port of each (src_ip, dst_ip, proto, sport, dport) flow, asked in one script."""
-        script = "".join(f"ip -j route get {d} from {s} ipproto {p} sport {sp} dport {dp}\n"
-                         for s, d, p, sp, dp in flows)
-        lines = [l for l in self.run_script(script).splitlines() if l.startswith("[")]
-        return [(json.loads(l) or [{}])[0].get("dev") for l in lines]
+        return route_get_devs(self.run_script(route_get_script(flows)))
 
     def route_dev(self, src_ip: str, dst_ip: str, proto: str = "tcp", sport: int = 0,
                   dport: int = 0) -> str | None:
@@ -44,6 +41,26 @@ class RouteQueries:
             out = self.run_script(f"ip -j route get {dst_ip} from {src_ip} ipproto icmp")
             return (json.loads(out) or [{}])[0].get("dev")
         return self.route_devs(src_ip, dst_ip, proto, [sport], dport)[0]
+
+
+def route_get_script(flows: list[tuple[str, str, str, int, int]]) -> str:
+    """A script asking `ip route get` for each (src_ip, dst_ip, proto, sport, dport) flow."""
+    lines = "".join(f"route get {d} from {s} ipproto {p} sport {sp} dport {dp}\n"
+                    for s, d, p, sp, dp in flows)
+    return f"ip -j -batch - <<'EOF'\n{lines}EOF\n"      # one process, however many flows
+
+
+def route_get_devs(output: str) -> list[str | None]:
+    """The port of each flow, from the output of route_get_script."""
+    lines = [l for l in output.splitlines() if l.startswith("[")]
+    return [(json.loads(l) or [{}])[0].get("dev") for l in lines]
+
+
+def hosts_flow_devs(net, flows_by_host: dict[str, list[tuple]]) -> dict[str, list[str | None]]:
+    """flow_devs for many hosts at once: one script per host, all hosts in parallel."""
+    hosts = list(flows_by_host)
+    outputs = sh.nodes_cmd([(net[h], route_get_script(flows_by_host[h])) for h in hosts])
+    return {h: route_get_devs(out) for h, out in zip(hosts, outputs)}
 
 
 class AttachedHost(RouteQueries):

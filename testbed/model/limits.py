@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from testbed.core.errors import ParamError
 from testbed.model.params import Params, changed
 
-MIN_LINK_MBIT = 0.1      # an emulated cable slower than this moves a 1500-byte packet in > 0.1 s
+MIN_LINK_MBIT = 0.01     # slower, a port moves under one 1,500-byte packet a second: too coarse to measure
 RAM_SHARE = 0.5          # a fabric may take at most this share of the machine's memory
 
 

@@ -35,9 +35,9 @@ class Params:
     # name -> (lowest, highest, why): every number parameter of a family has an entry
     BOUNDS: ClassVar[dict[str, tuple]] = {
         "radix": (2, OPENFLOW_PORTS, "OpenFlow numbers ports up to 65280"),
-        # below, a 100G link would crawl at under 0.1 Mbit/s; above, a 400G link would need more
+        # below, a 200G link would crawl at under 0.01 Mbit/s; above, a 400G link would need more
         # than 4 Gbit/s of veth and HTB, far past what the emulator forwards on a few cores
-        "scale": (0.001, 10.0, "emulated Mbit/s per paper Gb/s"),
+        "scale": (0.00005, 10.0, "emulated Mbit/s per paper Gb/s"),
         # every family has a host port rate and an uplink rate (fields of its own: defaults differ)
         "host_gbps": GBPS,
         "uplink_gbps": GBPS,

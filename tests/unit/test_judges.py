@@ -5,6 +5,7 @@ what the judge reads); the other cases change the few numbers a real failure cha
 missing ("not reproduced"), or the CPU, not the fabric, the bottleneck ("invalid").
 """
 import copy
+from pathlib import Path
 
 import pytest
 
@@ -233,8 +234,16 @@ def test_judge(name, case, changes, expected):
 
 
 def test_every_scenario_has_each_verdict():
+    """Every scenario's judge is tested with each verdict: here, or in its own file
+    tests/unit/test_judge_MODULE.py (which must then name all three)."""
     seen = {(name, verdict) for name, _, _, verdict in CASES}
-    for name in scenarios.all_scenarios():
+    for name, cls in scenarios.all_scenarios().items():
+        if name not in RECORDED:
+            own = Path(__file__).with_name(f"test_judge_{cls.__module__.split('.')[-1]}.py")
+            assert own.is_file(), f"{name}: no judge cases here nor in {own.name}"
+            text = own.read_text()
+            assert all(v in text for v in ("REPRODUCED", "NOT_REPRODUCED", "INVALID")), own.name
+            continue
         for verdict in (REPRODUCED, NOT_REPRODUCED, INVALID):
             assert (name, verdict) in seen, f"{name} has no {verdict!r} case"
 
@@ -279,10 +288,12 @@ def test_report_fills_the_head_and_merges_derived_figures():
 
 def test_tour_is_derived_from_the_classes_in_module_order():
     assert scenarios.TOUR == ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe",
-                              "disjoint-paths", "dual-tor-link-failure", "link-flap", "one-way-fault"]
+                              "disjoint-paths", "dual-tor-link-failure", "link-flap", "one-way-fault",
+                              "miswiring", "segment-placement", "core-pipeline", "rail-only"]
     assert list(scenarios.all_scenarios()) == [
         "hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
-        "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure"]
+        "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure",
+        "segment-tor-failure", "miswiring", "segment-placement", "core-pipeline", "rail-only"]
     for name, cls in scenarios.all_scenarios().items():
         assert cls.name == name and cls.claim and cls.title and cls.paper
 

@@ -54,8 +54,8 @@ def test_udp_trace_asks_switches_and_host_for_udp(hpn, monkeypatch):
         return "Datapath actions: drop\n"        # the first switch drops: one hop
     monkeypatch.setattr(T.sh, "run", ovs)
     hops = T.trace(hpn, {src.host: host}, src, dst, "udp", 40001, 4791)
-    assert host.scripts == [f"ip -j route get {dst.ip} from {src.ip} ipproto udp sport 40001 "
-                            f"dport 4791\n"]
+    (script,) = host.scripts
+    assert f"route get {dst.ip} from {src.ip} ipproto udp sport 40001 dport 4791\n" in script
     first = hpn.host_link(src.ports[1])
     assert [(h.switch, h.in_port, h.out_port) for h in hops] == [(first.b, first.b_port, None)]
     [cmd] = asked

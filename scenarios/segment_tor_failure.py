@@ -1,0 +1,227 @@
+"""C2 at segment scale: one ToR of a full HPN segment fails while all 1,088 NICs send.
+
+The fabric is `--preset segment` (136 hosts, 8 of them backups, 8 NICs each, dual-ToR: 16 ToRs,
+2,176 host links). Every NIC sends to the same NIC of the next host (so traffic stays under its
+rail's ToR pair), one paced UDP flow per port at 105% of the port's rate (testbed/workload/
+paced.py: one process for all 2,176 flows), so that every host port runs full. The ToR of rail
+0, plane 0 then fails: each of the 136 hosts loses one port of its NIC 0, whose flows move to
+the NIC's other port. Expected: the segment delivers 1 - 136/2,176 = 15/16 of its baseline
+(HPN's 6.25%, one link of a host, here for every host at once), accepted within 2 points; no NIC
+stops receiving (every NIC gets datagrams in every `window` s of the fault); back within 3% of
+the baseline after the repair. With `single_tor_baseline` (not in quick mode) single-ToR HPN runs
+too: rail 0's only ToR fails and NIC 0 of every host stops (<= 5% of its baseline).
+
+Rates: the userspace datapath forwards only a few thousand packets per second when it polls
+2,400 ports in one thread (measured here: 4.5k pps took 0.95 of a core), so the host ports run
+at 0.0125 Mbit/s (scale 0.0000625: a 1,400-byte datagram per port about every 0.9 s, 2.4k pps in
+all). The throughput figures sum 2,176 ports over seconds, where that granularity averages out;
+on a kernel datapath the rates can be raised with --set scale=....
+
+When 136 ports change state at once, the userspace datapath forwards almost nothing for some
+seconds while it reconfigures: every NIC of the segment stops, also those the fault does not
+touch (measured here: 6-7 s at the fault and at the repair). A real ToR pair has no such pause,
+so it is measured and left out: the NICs off the failed ToR are the control, and each phase is
+measured from one second after they are back at 80% of their baseline (`datapath_pause_s` in the
+figures). A pause that leaves less than twice `window` of the fault, or 3 s after the repair, to
+measure makes the run invalid, as does a CPU that was saturated.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from scenarios import harness, plots
+from scenarios.base import Judgement, verdict
+from scenarios.common import valid
+from scenarios.harness import SECONDS, Timeline
+from scenarios.knobs import Knobs
+from testbed.core.wait import sleep_until
+from testbed.emulation.build import Emulation
+from testbed.emulation.faults import Faults
+from testbed.measure.meters import Sampler, cpu_busy_fraction
+from testbed.model.presets import preset
+from testbed.workload.paced import PacedLoad, one_flow_per_port
+
+TOR = "p0s0r0t0"       # rail 0, plane 0 (dual-ToR); single-ToR: rail 0's only ToR
+SCALE = 0.0000625
+OFFERED = 1.05         # of each port's rate: the ports run full
+BAND, RECOVERED, STOPPED = 0.02, 0.97, 0.05
+SATURATED = 0.9        # a baseline below this share of the capacity: the emulator dropped packets
+
+
+@dataclass(frozen=True)
+class SegmentKnobs(Knobs):
+    warm: float = 3.0
+    base: float = 8.0
+    fault: float = 20.0
+    after: float = 20.0
+    window: float = 3.0
+    single_tor_baseline: bool = True
+    QUICK: ClassVar[dict] = {"single_tor_baseline": False}
+    BOUNDS: ClassVar[dict] = {"warm": SECONDS, "base": SECONDS, "fault": SECONDS, "after": SECONDS,
+                              "window": (1.0, 30.0, "seconds")}
+    HELP: ClassVar[dict] = {**harness.RunKnobs.HELP, "window": "s: a NIC that gets nothing for this long "
+                            "during the fault has stopped", "single_tor_baseline": "also run single-ToR "
+                            "HPN (off in quick mode)"}
+
+    def timeline(self) -> Timeline:
+        return Timeline(self.warm, self.base, self.fault, self.after)
+
+    def rules(self) -> None:
+        if self.window > self.fault / 2:
+            from testbed.core.errors import ParamError
+            raise ParamError(f"window={self.window}: at most half the fault ({self.fault:g} s)")
+
+
+def received_per_nic(fab) -> dict[str, list[str]]:
+    """The switch ends of each NIC's links: what they send is what the NIC received."""
+    return {nic.name: [fab.host_link(p).b_intf for p in nic.ports] for nic in fab.nics()}
+
+
+def stopped_nics(sampler: Sampler, per_nic: dict, start: float, end: float, window: float) -> list[str]:
+    """NICs that received nothing in some `window` s inside [start, end] (steps of a sample)."""
+    out = []
+    for nic, intfs in per_nic.items():
+        totals = _summed(sampler, intfs, start, end)
+        if any(b1 - b0 <= 0 for (t0, b0) in totals for (t1, b1) in totals
+               if window - 0.01 <= t1 - t0 < window + sampler.interval - 0.01):
+            out.append(nic)
+    return out
+
+
+def _summed(sampler: Sampler, intfs: list[str], start: float, end: float) -> list[tuple[float, int]]:
+    series = [[(t, b) for t, b, _ in sampler.series[i] if start <= t <= end] for i in intfs]
+    return [(points[0][0], sum(p[1] for p in points)) for points in zip(*series)]
+
+
+def resumed(sampler: Sampler, control: list[str], baseline: float, start: float, end: float) -> float:
+    """When the NICs the fault does not touch were back at 80% of their baseline for two samples
+    after `start` (the datapath's pause over), or `end` if they never were."""
+    points = [(t, v) for t, v in sampler.rate_series(control) if start + sampler.interval <= t <= end]
+    for (t, v), (_, w) in itertools.pairwise(points):
+        if min(v, w) >= 0.8 * baseline:
+            return t - sampler.interval
+    return end
+
+
+class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim="C2"):
+    title = "a ToR of a full HPN segment fails under traffic from all 1,088 NICs"
+    paper = ("HPN secs. 2-3: dual-ToR turns a ToR failure into one lost port per NIC on that ToR "
+             "(6.25% of a host with 8 NICs x 2 ports); single-ToR loses every host's NIC on it")
+    Knobs = SegmentKnobs
+    base: ClassVar[dict] = {**preset("hpn", "segment"), "scale": SCALE}
+    x_label = "time since the ToR failed (s)"
+    y_label = "segment delivered (Mbit/s)"
+
+    def single_baseline(self) -> bool:
+        return self.knobs.single_tor_baseline
+
+    def setup(self, timeline) -> dict:
+        return {"warm_base_fault_after_s": timeline.steps(), "x_label": self.x_label,
+                "y_label": self.y_label, "tor": TOR, "offered_share_of_port": OFFERED, "window_s": self.knobs.window,
+                "fabric": "hpn --preset segment; single_tor for the baseline",
+                "traffic": "every NIC to the same NIC of the next host, one paced UDP flow per port"}
+
+    def variant(self, single_tor: bool, timeline) -> dict:
+        fab = self.fabric(single_tor=single_tor)
+        hosts = list(fab.hosts)
+        pairs = [(nic, fab.hosts[hosts[(k + 1) % len(hosts)]].nics[nic.index])
+                 for k, h in enumerate(hosts) for nic in fab.hosts[h].nics]
+        per_nic = received_per_nic(fab)
+        down = [i for intfs in per_nic.values() for i in intfs]
+        on_tor = {l.b_intf for l in fab.host_links() if l.b == TOR}
+        with Emulation(fab) as emu, Faults(emu) as faults:
+            port_rate = fab.link_mbit(fab.host_links()[0]) * 1e6 / 8
+            flows = one_flow_per_port(emu, pairs, OFFERED * port_rate)
+            with Sampler(down, interval=0.5, counter="tx_bytes", queues=False) as sampler:
+                load = PacedLoad(emu, flows, timeline.seconds)
+                (counts, t), busy = cpu_busy_fraction(lambda: self.play(sampler, load, faults, timeline))
+            t_start, t_fault, t_repair, t_end = t
+            control = [i for n, intfs in per_nic.items() if not any(i in on_tor for i in intfs) for i in intfs]
+            control_base = sampler.mean_rate(control, t_start + timeline.warm, t_fault)
+            resumed_fault = resumed(sampler, control, control_base, t_fault, t_repair)
+            resumed_repair = resumed(sampler, control, control_base, t_repair, t_end)
+            figures = self.measure(sampler, fab, per_nic, (t_start + timeline.warm, t_fault),
+                                   (resumed_fault + 1.0, t_repair), (resumed_repair + 1.0, t_end))
+            figures.update({"datapath_pause_s": [round(resumed_fault - t_fault, 2),
+                                                 round(resumed_repair - t_repair, 2)],
+                            "datagrams_sent": sum(s for s, _ in counts),
+                            "datagrams_dropped": sum(d for _, d in counts), "cpu_busy": round(busy, 3)})
+            series = [[round(x - t_fault, 2), round(v, 3)] for x, v in sampler.rate_series(down)]
+            return {**figures, "series": series, "setup": emu.describe()}
+
+    def measure(self, sampler, fab, per_nic: dict, base: tuple, during: tuple, after: tuple) -> dict:
+        """The segment's and rail 0's delivered rates in the three windows, and the NICs that
+        stopped during the fault."""
+        down = [i for intfs in per_nic.values() for i in intfs]
+        rail0 = [i for n, intfs in per_nic.items() if n.endswith("-n0") for i in intfs]
+        rate = sampler.mean_rate
+        return {"capacity_mbps": round(sum(fab.link_mbit(l) for l in fab.host_links()), 3),
+                "baseline_mbps": round(rate(down, *base), 3), "during_mbps": round(rate(down, *during), 3),
+                "repaired_mbps": round(rate(down, *after), 3),
+                "nic0_baseline_mbps": round(rate(rail0, *base), 3),
+                "nic0_during_mbps": round(rate(rail0, *during), 3),
+                "measured_s": [round(b - a, 2) for a, b in (base, during, after)],
+                "ports": len(down), "ports_on_tor": sum(1 for l in fab.host_links() if l.b == TOR),
+                "nics": len(per_nic),
+                "stopped_nics": stopped_nics(sampler, per_nic, *during, self.knobs.window)}
+
+    @staticmethod
+    def play(sampler, load, faults, timeline):
+        """The load for the whole timeline, the ToR failed after warm-up and baseline and repaired
+        `fault` s later; (the flows' counts, (start, fault, repair, end) on the sampler's clock)."""
+        load.start()
+        t_start = time.monotonic() - sampler.t0
+        sleep_until(sampler.t0 + t_start + timeline.warm + timeline.base)
+        t_fault = time.monotonic() - sampler.t0
+        faults.switch_down(TOR)
+        sleep_until(sampler.t0 + t_fault + timeline.fault)
+        t_repair = time.monotonic() - sampler.t0
+        faults.repair_all()
+        counts = load.finish()
+        return counts, (t_start, t_fault, t_repair, min(t_start + timeline.seconds, time.monotonic() - sampler.t0))
+
+    def judge(self, figures: dict) -> Judgement:
+        dual, single = figures["dual_tor"], figures["single_tor"]
+        kept = harness.ratio(dual["during_mbps"], dual["baseline_mbps"], 0.0)
+        expected = 1 - dual["ports_on_tor"] / dual["ports"]
+        recovered = harness.ratio(dual["repaired_mbps"], dual["baseline_mbps"], 0.0)
+        runs = [r for r in (dual, single) if r]
+        window = figures["setup"].get("window_s", 3.0)
+        ok_valid = (valid(*(r["cpu_busy"] for r in runs))
+                    and all(r["baseline_mbps"] >= SATURATED * r["capacity_mbps"] for r in runs)
+                    and all(r["measured_s"][1] >= 2 * window and r["measured_s"][2] >= 3 for r in runs))
+        dual_ok = abs(kept - expected) <= BAND and not dual["stopped_nics"] and recovered >= RECOVERED
+        single_kept = single and harness.ratio(single["nic0_during_mbps"], single["nic0_baseline_mbps"], 0.0)
+        single_ok = single is None or single_kept <= STOPPED
+        measured = (f"dual-ToR: the segment delivered {dual['baseline_mbps']:.2f} of "
+                    f"{dual['capacity_mbps']:.2f} Mbit/s, {dual['during_mbps']:.2f} with {TOR} down "
+                    f"(kept {kept:.1%}), {dual['repaired_mbps']:.2f} after the repair ({recovered:.1%}); "
+                    f"{len(dual['stopped_nics'])} of {dual['nics']} NICs stopped"
+                    + (f" ({', '.join(dual['stopped_nics'][:4])})" if dual["stopped_nics"] else "")
+                    + f"; the datapath paused {dual['datapath_pause_s'][0]:.1f} s at the fault and "
+                      f"{dual['datapath_pause_s'][1]:.1f} s at the repair (not measured); CPU {dual['cpu_busy']:.0%} busy")
+        if single:
+            measured += f"; single-ToR: NIC 0 of every host kept {single_kept:.1%}"
+        return Judgement(
+            verdict(dual_ok and single_ok, ok_valid),
+            expectation=(f"all {dual['nics']} NICs send at full port rate; {TOR} carries {dual['ports_on_tor']} "
+                         f"of the {dual['ports']} host ports, so the segment keeps {expected:.2%} "
+                         f"(accepted within {BAND:.0%}), no NIC stops receiving for "
+                         f"{figures['setup'].get('window_s', 3):g} s, and it is back at {RECOVERED:.0%} "
+                         "after the repair"
+                         + ("; single-ToR: NIC 0 of every host stops" if single else "")),
+            measured=measured,
+            derived={"kept": kept, "expected_kept": round(expected, 4), "loss": round(1 - kept, 4),
+                     "recovered": recovered},
+            headline=f"segment kept {kept:.1%} (exp. {expected:.2%}), {len(dual['stopped_nics'])} NICs stopped")
+
+    def plot(self, result, path: Path) -> bool:
+        fault = result.setup["warm_base_fault_after_s"][2]
+        dual = result.figures["dual_tor"]
+        levels = {f"expected during the fault ({result.figures['expected_kept']:.2%} kept)":
+                  dual["baseline_mbps"] * result.figures["expected_kept"]}
+        return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels)
