@@ -1,0 +1,37 @@
+"""Teaching labs (labs/NN-name/): a lab sheet (README.md), its questions as data (questions.toml)
+and a blank answers file (answers.toml) a student fills in from what their own runs measured.
+
+    from testbed import labs
+    lab = labs.get(3)                       # labs/03-*/questions.toml, checked
+    report = labs.check(lab, "answers.toml", results="out")
+
+`check` grades each answer against the figure the student's run wrote (a scenario's NAME.json
+under `--out DIR`, a saved `--json` output, or a saved `topo ... --json`), within the question's
+tolerance, and gives the question's hint where an answer is off. No question has a fixed key:
+every expected value is read from (or computed from) the student's own results.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from testbed.labs.grade import Grade, Report, check, expected_answers
+from testbed.labs.questions import Lab, Question, load_lab
+
+ROOT = Path(__file__).resolve().parents[2] / "labs"      # the sheets live in the repository
+
+__all__ = ["Grade", "Lab", "Question", "Report", "all_labs", "check", "expected_answers", "get"]
+
+
+def all_labs(root: Path = ROOT) -> list[Lab]:
+    """Every lab under `root`, by number (directories named NN-name with a questions.toml)."""
+    found = [load_lab(d) for d in sorted(root.glob("[0-9][0-9]-*")) if (d / "questions.toml").is_file()]
+    return sorted(found, key=lambda lab: lab.number)
+
+
+def get(number: int, root: Path = ROOT) -> Lab:
+    from testbed.core.errors import ParamError
+    for lab in all_labs(root):
+        if lab.number == number:
+            return lab
+    known = ", ".join(str(lab.number) for lab in all_labs(root))
+    raise ParamError(f"no lab {number} (labs: {known}; `hpn-testbed lab list`)")

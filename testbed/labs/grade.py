@@ -1,0 +1,174 @@
+"""Grade a student's answers.toml against what their own runs measured.
+
+answers.toml holds one `id = answer` line per question (a number, a fraction such as "1/6", a
+percentage such as "16.7%", or a word for a choice); "" is a blank. A file that is not TOML, an
+id the lab does not ask, or an answer of the wrong type is malformed (ParamError naming the
+line: exit 2). Each question's expected value comes from the source result in the results
+directory, so two students with different runs are each graded against their own figures.
+"""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.core.errors import ParamError
+from testbed.labs import expr, results
+from testbed.labs.questions import Lab, Question
+
+PASS, WRONG, BLANK, MISSING = "pass", "wrong", "blank", "missing"
+
+
+@dataclass
+class Grade:
+    id: str
+    status: str                 # pass | wrong | blank (no answer) | missing (no result to grade from)
+    answer: object = None
+    expected: object = None     # what the student's run measured (or implies)
+    allowed: float = 0.0        # the tolerance around it
+    advice: str = ""            # what to look at again (wrong, missing, an invalid run)
+    optional: bool = False      # going further: only a wrong answer fails
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PASS or (self.optional and self.status in (BLANK, MISSING))
+
+
+@dataclass
+class Report:
+    lab: int
+    answers: str
+    results: str
+    grades: list = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(g.ok for g in self.grades)
+
+
+def check(lab: Lab, answers_path, results_dir=None) -> Report:
+    answers_path = Path(answers_path)
+    root = Path(results_dir) if results_dir else default_results(answers_path)
+    answers = read_answers(lab, answers_path)
+    found = results.index(root)
+    report = Report(lab.number, str(answers_path), str(root))
+    for q in lab.questions:
+        report.grades.append(grade(q, answers.get(q.id, ""), found, root))
+        report.grades[-1].optional = q.optional
+    return report
+
+
+def default_results(answers_path: Path) -> Path:
+    """`out/` next to the answers file (where the sheets' `--out out/...` put the runs)."""
+    return answers_path.parent / "out"
+
+
+def expected_answers(lab: Lab, results_dir) -> dict:
+    """id -> the answer this results directory makes right (None where it cannot say)."""
+    found = results.index(Path(results_dir))
+    return {q.id: expected(q, found)[0] for q in lab.questions}
+
+
+def expected(q: Question, found: dict):
+    """(the expected value, why not) for question `q` from the indexed results."""
+    result = found.get(q.source)
+    if result is None:
+        return None, f"no result {q.source!r}" + (f": run `{q.run}`" if q.run else "")
+    try:
+        env = {name: expr.lookup(result, path) for name, path in q.vars.items()}
+        return expr.evaluate(q.expect, env), ""
+    except (expr.Missing, TypeError, ValueError, ZeroDivisionError, KeyError) as e:
+        return None, f"{q.source} does not have what this question reads ({e}): was it run as the sheet says?"
+
+
+def grade(q: Question, answer, found: dict, root: Path) -> Grade:
+    value, why = expected(q, found)
+    if value is None:
+        return Grade(q.id, MISSING, answer, advice=f"{why} (results in {root})")
+    note = invalid_note(found.get(q.source, {}))
+    if answer == "":
+        return Grade(q.id, BLANK, None, value, advice=note)
+    if q.kind == "choice":
+        right = str(answer).strip().lower() == str(value).strip().lower()
+        return Grade(q.id, PASS if right else WRONG, answer, value,
+                     advice="" if right else join(q.hint, note))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return Grade(q.id, MISSING, answer, advice=f"{q.source}: the run measured no number here ({value!r})")
+    allowed = q.allowed(value)
+    right = abs(answer - value) <= allowed + 1e-9
+    return Grade(q.id, PASS if right else WRONG, answer, value, allowed,
+                 advice="" if right else join(q.hint, note))
+
+
+def invalid_note(result: dict) -> str:
+    if result.get("verdict") == "invalid":
+        return "that run was judged invalid (the CPU, not the fabric, was the bottleneck): run it again"
+    return ""
+
+
+def join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+# ---- the answers file ----
+
+def read_answers(lab: Lab, path: Path) -> dict:
+    """id -> answer (a number, a word, or "" for a blank); ParamError (exit 2) naming the line."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ParamError(f"{path}: cannot read the answers ({getattr(e, 'strerror', None) or e})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ParamError(f"{path}: not TOML: {e}") from None
+    answers = {}
+    for key, raw in data.items():
+        where = f"{path}, line {line_of(text, key)}"
+        if key == "lab":
+            if raw != lab.number:
+                raise ParamError(f"{where}: lab = {raw!r}, but this is lab {lab.number}")
+            continue
+        q = lab.question(key)
+        if q is None:
+            raise ParamError(f"{where}: lab {lab.number} asks no {key!r} (it asks: "
+                             f"{', '.join(x.id for x in lab.questions)})")
+        answers[key] = answer_of(q, raw, where)
+    return answers
+
+
+def answer_of(q: Question, raw, where: str):
+    if raw == "":
+        return ""
+    if q.kind == "choice":
+        if not isinstance(raw, str) or raw.strip().lower() not in [c.lower() for c in q.choices]:
+            raise ParamError(f"{where}: {q.id} = {raw!r}: answer one of {', '.join(map(repr, q.choices))}")
+        return raw.strip()
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
+        raise ParamError(f"{where}: {q.id} = {raw!r}: expected a number")
+    number = raw if not isinstance(raw, str) else number_of(raw)
+    if number is None or not math.isfinite(number):
+        raise ParamError(f"{where}: {q.id} = {raw!r}: expected a number (0.25, \"1/4\" or \"25%\")")
+    return float(number)
+
+
+NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d*)?(?:[eE]-?\d+)?)\s*(?:/\s*(\d+(?:\.\d*)?))?\s*(%?)\s*$")
+
+
+def number_of(text: str) -> float | None:
+    """ "0.25", "1/4" or "25%" as a number; None if it is none of these."""
+    m = NUMBER.match(text)
+    if not m or (m[2] is not None and float(m[2]) == 0):
+        return None
+    value = float(m[1]) / (float(m[2]) if m[2] else 1.0)
+    return value / 100 if m[3] else value
+
+
+def line_of(text: str, key: str) -> int:
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 1

@@ -1,0 +1,205 @@
+"""`hpn-testbed lab check`: right answers pass, answers off by more than their tolerance fail with
+the question's hint, a malformed answers file exits 2 naming the line; and the labs themselves
+(questions files, sheets, blank answers) agree with each other.
+
+The results are fixtures recorded by running every lab sheet's commands here
+(tests/integration/test_lab_sheets.py with HPN_LAB_RESULTS set; series dropped to keep them small):
+tests/unit/fixtures/labs/NN-name/out/.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from testbed import labs
+from testbed.cli import main
+from testbed.labs import expr
+from testbed.labs.grade import number_of
+
+FIXTURES = labs.ROOT.parent / "tests" / "unit" / "fixtures" / "labs"
+LABS = labs.all_labs()
+
+
+def workdir(tmp_path, lab):
+    """A student's directory: the recorded results in out/, answers.toml to be written."""
+    shutil.copytree(FIXTURES / lab.name / "out", tmp_path / "out")
+    return tmp_path
+
+
+def write(path, answers: dict, lab=None):
+    lines = [f"lab = {lab.number}"] if lab else []
+    for key, value in answers.items():
+        shown = json.dumps(value) if isinstance(value, str) or value is None else repr(value)
+        lines.append(f"{key} = {shown}")
+    path.write_text("\n".join(lines).replace("= null", '= ""') + "\n")
+    return path
+
+
+def check(lab, answers, capsys, *extra):
+    status = main(["lab", "check", str(lab.number), str(answers), *extra])
+    out, err = capsys.readouterr()
+    return status, out + err
+
+
+def wrong(q, value):
+    """An answer just outside the question's tolerance (or another choice)."""
+    if q.kind == "choice":
+        return next(c for c in q.choices if c.lower() != str(value).lower())
+    return value + q.allowed(value) * 1.5 + 1
+
+
+def test_six_labs_with_questions():
+    assert [lab.number for lab in LABS] == [1, 2, 3, 4, 5, 6]
+    for lab in LABS:
+        assert len(lab.questions) >= 5 and 60 <= lab.minutes <= 90, lab.name
+        assert any(q.optional for q in lab.questions), f"{lab.name}: going further asks something"
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
+def test_sheet_template_and_questions_agree(lab):
+    sheet = lab.sheet.read_text()
+    template = (lab.directory / "answers.toml").read_text()
+    for section in ("**Goal.**", "## Context", "## Steps", "## Questions", "## Going further"):
+        assert section in sheet, f"{lab.sheet}: no {section}"
+    for q in lab.questions:
+        assert f"`{q.id}`" in sheet, f"{lab.sheet} does not ask {q.id}"
+        assert re.search(rf"^{q.id} = \"\"", template, re.MULTILINE), f"answers.toml has no blank {q.id}"
+        if q.run.startswith(("sudo ", "hpn-testbed ")):
+            assert q.run in sheet, f"{q.id}: the sheet does not run `{q.run}`"
+    assert f"hpn-testbed lab check {lab.number} answers.toml" in sheet
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
+def test_right_answers_pass(lab, tmp_path, capsys):
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    assert all(v is not None for v in right.values()), right
+    status, out = check(lab, write(home / "answers.toml", right, lab), capsys)
+    assert status == 0, out
+    assert f"{len(lab.questions)} of {len(lab.questions)} right" in out
+
+
+@pytest.mark.parametrize("lab", LABS, ids=lambda lab: lab.name)
+def test_answers_within_tolerance_pass_and_beyond_fail_with_the_hint(lab, tmp_path, capsys):
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    nudged = {q.id: right[q.id] + q.allowed(right[q.id]) * 0.9 if q.kind == "number"
+              else right[q.id].upper() for q in lab.questions}
+    assert check(lab, write(home / "answers.toml", nudged), capsys)[0] == 0
+    for q in lab.questions:
+        answers = {**right, q.id: wrong(q, right[q.id])}
+        status, out = check(lab, write(home / "answers.toml", answers), capsys,
+                            "--results", str(home / "out"))
+        assert status == 1, (q.id, out)
+        assert f"{q.id}: " in out and q.hint.split()[0] in out, out
+        assert f"{len(lab.questions) - 1} of {len(lab.questions)} right" in out
+
+
+def test_fractions_and_percentages_are_numbers():
+    assert number_of("1/6") == pytest.approx(1 / 6)
+    assert number_of("16.7%") == pytest.approx(0.167)
+    assert number_of(" 84000 ") == 84000
+    assert number_of("1/0") is None and number_of("about 5") is None
+
+
+def test_blank_and_missing_results_fail_saying_what_to_run(tmp_path, capsys):
+    lab = labs.get(3)
+    template = tmp_path / "answers.toml"
+    shutil.copy(lab.directory / "answers.toml", template)
+    status, out = check(lab, template, capsys)            # no out/ at all: nothing measured
+    assert status == 1
+    assert "run `sudo hpn-testbed run dual-tor-link-failure --quick --out out/nics2`" in out
+    home = workdir(tmp_path / "w", lab)
+    shutil.copy(lab.directory / "answers.toml", home / "answers.toml")
+    status, out = check(lab, home / "answers.toml", capsys)
+    assert status == 1 and "blank" in out and "0 of 8 right" in out
+
+
+def test_optional_questions_may_stay_blank(tmp_path, capsys):
+    lab = labs.get(3)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    optional = {q.id for q in lab.questions if q.optional}
+    shutil.rmtree(home / "out" / "experiment")
+    required = {k: v for k, v in right.items() if k not in optional}
+    status, out = check(lab, write(home / "answers.toml", required), capsys)
+    assert status == 0, out
+
+
+def test_an_invalid_run_is_named(tmp_path, capsys):
+    lab = labs.get(3)
+    home = workdir(tmp_path, lab)
+    path = home / "out" / "tor-failure.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "verdict": "invalid"}))
+    right = labs.expected_answers(lab, home / "out")
+    off = {**right, "tor_kept": right["tor_kept"] + 0.5}
+    status, out = check(lab, write(home / "answers.toml", off), capsys)
+    assert status == 1 and "judged invalid" in out
+
+
+def test_saved_json_output_counts_as_results(tmp_path, capsys):
+    """`run ... --json > FILE.json` (a list of results) is read like --out's NAME.json."""
+    lab = labs.get(6)
+    home = workdir(tmp_path, lab)
+    names = ("node-limited-moe", "mpft-vs-mrft")
+    results = [json.loads((home / "out" / f"{n}.json").read_text()) for n in names]
+    for n in names:
+        (home / "out" / f"{n}.json").unlink()
+    (home / "out" / "saved.json").write_text(json.dumps(results))
+    right = labs.expected_answers(lab, home / "out")
+    assert right["measured_m4"] is not None and right["faster"] is not None
+
+
+MALFORMED = [
+    ("not toml", "lab = 3\nloss_2 = = 0.25\n", "line 2"),
+    ("an unknown question", "lab = 3\nloss_2 = 0.25\nloss_9 = 1\n", "line 3"),
+    ("a word for a number", "lab = 3\n\nloss_3 = \"a sixth\"\n", "line 3"),
+    ("a boolean", "loss_2 = true\n", "line 1"),
+    ("another lab's file", "lab = 4\nloss_2 = 0.25\n", "line 1"),
+    ("a table", "[answers]\nloss_2 = 0.25\n", "line 1"),
+    ("not a choice", "lab = 4\ncarrier = \"sideways\"\n", "line 2"),
+]
+
+
+@pytest.mark.parametrize("why,text,where", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_a_malformed_file_exits_2_naming_the_line(why, text, where, tmp_path, capsys):
+    number = 4 if "carrier" in text else 3
+    path = tmp_path / "answers.toml"
+    path.write_text(text)
+    status = main(["lab", "check", str(number), str(path)])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and where in err, err
+
+
+def test_bad_invocations_exit_2(tmp_path, capsys):
+    assert main(["lab", "check", "9", str(tmp_path / "a.toml")]) == 2
+    assert main(["lab", "check", "3", str(tmp_path / "absent.toml")]) == 2
+    assert "no lab 9" in capsys.readouterr().err
+
+
+def test_lab_list(capsys):
+    assert main(["lab", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [x["number"] for x in listed] == [1, 2, 3, 4, 5, 6]
+
+
+def test_expressions_evaluate_only_arithmetic():
+    assert expr.evaluate("1 / (2 * n)", {"n": 4}) == 0.125
+    assert expr.evaluate("'same' if abs(d) < 0.05 else 'mpft'", {"d": -0.01}) == "same"
+    assert expr.evaluate("max(values(x))", {"x": {"a": 2, "b": 3}}) == 3
+    for bad in ("__import__('os')", "x.__class__", "open('f')", "[c for c in x]"):
+        with pytest.raises(ValueError):
+            expr.parse(bad)
+
+
+def test_paths_select_rows_by_field():
+    data = {"figures": {"rows": [{"M": 1, "b": 10}, {"M": 4, "b": 40}]}}
+    assert expr.lookup(data, "figures.rows[M=4].b") == 40
+    assert expr.lookup(data, "figures.rows.0.b") == 10
+    with pytest.raises(expr.Missing):
+        expr.lookup(data, "figures.rows[M=2].b")
