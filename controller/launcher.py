@@ -1,12 +1,15 @@
 """Run an os-ken app in-process (os-ken 4.x ships no osken-manager).
 
     python -m controller.launcher APP_MODULE_OR_PATH SOCKET [extra os-ken args]
+    python -m controller.launcher APP ssl:HOST:PORT --ctl-privkey K --ctl-cert C --ca-certs CA
 
 Serves OpenFlow on the Unix socket SOCKET, not on TCP: only processes that may enter its
 directory (the testbed makes it root-only) can reach the controller, so a local user cannot
 pose as a switch. Open vSwitch connects to it as `unix:SOCKET` (it accepts such targets only
 under its own run directory). The peer of every connection must be ovs-vswitchd itself, run
 by root: so a connection that claims a switch's DPID is that switch (reconnecting).
+With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster.py) it serves TCP with
+mutual TLS instead: only a switch whose certificate the run's CA signed can connect.
 
 SIGTERM/SIGINT end the process at once with status 0: os-ken's default "native" hub runs apps
 in non-daemon threads that it cannot kill, so a normal shutdown (AppManager.close) would hang.
@@ -92,10 +95,20 @@ def run(app_module, path, extra_args=()):
     a .py file); `extra_args` are more os-ken options, e.g. ['--verbose']. Applies
     ofp15.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which exit the process. Call from
     the main thread."""
-    cfg.CONF(args=['--ofp-tcp-listen-port', '1', *extra_args], project='os_ken')  # port unused
+    tls = str(path).startswith('ssl:')
+    if tls:   # switches on other servers: TCP with mutual TLS (os-ken's own SSL server)
+        for option in ('--ctl-privkey', '--ctl-cert', '--ca-certs'):
+            if option not in extra_args:
+                sys.exit(f'{path}: needs {option} (both sides must present certificates)')
+        host, port = str(path)[4:].rsplit(':', 1)
+        cfg.CONF(args=['--ofp-ssl-listen-port', port, '--ofp-listen-host', host, *extra_args],
+                 project='os_ken')
+    else:
+        cfg.CONF(args=['--ofp-tcp-listen-port', '1', *extra_args], project='os_ken')  # port unused
     osken_log.init_log()
     ofp15.apply_parser_fixes()
-    osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
+    if not tls:
+        osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_now)
     AppManager.run_apps([app_module])

@@ -21,7 +21,7 @@ case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 PYTHON=/usr/bin/python3
 STAMP=$VENV/.hpn-testbed-installed
 APT_PKGS=(mininet openvswitch-switch iperf3 iputils-ping nftables ethtool tcpdump
-          python3-venv python3-pip iproute2 kmod procps)
+          python3-venv python3-pip iproute2 kmod procps openssh-server openssh-client sudo)
 
 say() { echo "install: $*"; }
 die() { echo "install: error: $*" >&2; exit 1; }

@@ -38,8 +38,26 @@ def add_parser(sub) -> None:
     s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")
     add_fabric_args(s)
     s.add_argument("--png", metavar="FILE", help="draw the fabric to FILE")
+    s.add_argument("--servers", type=servers_arg, metavar="N|A,B,...",
+                   help="place the fabric on N servers (or these named ones): whole segments, host "
+                        "groups or pods per server; prints the placement and the cut links")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_topo_show)
+
+
+def servers_arg(text: str):
+    """--servers: a count (topo show) or server names A,B,... (up, run)."""
+    text = text.strip()
+    if text.isdigit():
+        return int(text)
+    import argparse
+
+    from testbed.core.errors import ParamError
+    from testbed.model.placement import server_names
+    try:
+        return server_names(text)
+    except ParamError as e:     # argparse turns this into its one-line error, exit 2
+        raise argparse.ArgumentTypeError(str(e).removeprefix(f"--servers {text!r}: ")) from None
 
 
 def cmd_topo_budget(args) -> int:
@@ -69,6 +87,11 @@ def cmd_topo_show(args) -> int:
         except OSError as e:    # what the check above cannot foresee (e.g. a pseudo-filesystem)
             raise TestbedError(f"--png {args.png!r}: {e.strerror or e}") from None
         summary["png"] = args.png
+    placement = None
+    if getattr(args, "servers", None) is not None:
+        from testbed.model.placement import place
+        placement = place(fab, args.servers)
+        summary["placement"] = placement.summary(fab)
     if args.json:
         print_json(summary)
         return 0
@@ -84,4 +107,14 @@ def cmd_topo_show(args) -> int:
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
     if args.png:
         con.print(f"picture: {args.png}")
+    if placement is not None:
+        print_placement(con, summary["placement"])
     return 0
+
+
+def print_placement(con, placed: dict) -> None:
+    con.print(table("placement", ["server", "units", "switches", "hosts"],
+                    [(name, " ".join(s["units"]), s["switches"], s["hosts"])
+                     for name, s in placed["servers"].items()]))
+    con.print(f"cut links: {placed['cut_links']} (switch-to-switch; host links cut: "
+              f"{placed['host_links_cut']})")

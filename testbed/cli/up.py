@@ -37,8 +37,29 @@ def add_parser(sub) -> None:
     u.add_argument("--full", action="store_true",
                    help=f"with --check: ping every routed NIC pair (the default above "
                         f"{ALL_PAIRS_UP_TO} NICs is a sample covering every NIC and rail pair)")
+    add_servers_arg(u)
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
+
+
+def add_servers_arg(parser) -> None:
+    from testbed.cli.topo import servers_arg
+    parser.add_argument("--servers", type=servers_arg, metavar="A,B[,...]",
+                        help="run the fabric across these servers (Mininet Cluster Edition; "
+                             "`hpn-testbed servers up N` makes local ones): whole segments, host "
+                             "groups or pods on each, cut links as VXLAN")
+
+
+def make_emulation(fab, options, servers):
+    """The builder for one machine, or for several servers when `servers` names them."""
+    if not servers:
+        from testbed.emulation.build import Emulation
+        return Emulation(fab, options)
+    if isinstance(servers, int):
+        raise ParamError(f"--servers {servers}: name the servers (e.g. hpn-srv1,hpn-srv2; "
+                         "`hpn-testbed servers list`)")
+    from testbed.emulation.cluster import ClusterEmulation
+    return ClusterEmulation(fab, options, servers=servers)
 
 
 def routing_options(args, fabric) -> dict:
@@ -58,13 +79,13 @@ def routing_options(args, fabric) -> dict:
 
 
 def cmd_up(args) -> int:
-    from testbed.emulation.build import Emulation, Options
+    from testbed.emulation.build import Options
     from testbed.measure import checks
     from testbed.model import make_fabric
     fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
     options = Options(routing=routing_options(args, fab), detector=args.detector,
                       miswire=tuple(args.miswire))
-    with Emulation(fab, options) as emu:
+    with make_emulation(fab, options, getattr(args, "servers", None)) as emu:
         info = emu.describe()
         results = []
         if args.check:

@@ -58,6 +58,7 @@ class ControllerRef:
     """What Mininet's OVSSwitch.start needs to point a bridge at our controller: a Unix socket
     (Mininet writes targets as PROTOCOL:IP:PORT; FabricSwitch drops the port)."""
     protocol, name, port = "unix", "c0", 0
+    waiting = False      # Mininet's CLI looks up every node by name and waits on it
 
     def __init__(self, socket: str):
         self.socket = socket
@@ -121,7 +122,7 @@ class Emulation(Lifecycle):
             raise ParamError(f"datapath={self.datapath!r}: choose system or netdev")
         if self.bond not in ("bonding", "multipath"):
             raise ParamError(f"bond={self.bond!r}: choose bonding or multipath")
-        taken = (set(self.root_intfs()) | set(self.fabric.switches)) & \
+        taken = (set(self.root_intfs()) | set(self.local_bridges())) & \
             (set(os.listdir("/sys/class/net")) | runstate.all_bridges())
         if taken:
             raise ParamError(f"{len(taken)} names this fabric needs already exist (e.g. "
@@ -131,11 +132,26 @@ class Emulation(Lifecycle):
         return [l.b_intf for l in self.fabric.links] + \
                [l.a_intf for l in self.fabric.switch_links()]
 
+    # ---- hooks: where the fabric's parts live (testbed/emulation/cluster.py puts them on servers) ----
+    def local_bridges(self) -> list[str]:
+        """The bridges this run makes in this machine's Open vSwitch."""
+        return list(self.fabric.switches)
+
+    def make_watchdog(self) -> Watchdog:
+        return Watchdog(self.controller, list(self.fabric.switches), f"unix:{self.controller.socket}")
+
+    def end_strays(self, net) -> None:
+        """End the processes in the hosts' namespaces that the run did not record."""
+        end_unrecorded(net, {pid for pid, *_ in self.state.data["pids"]})
+
+    def remove_root_links(self) -> None:
+        runstate.delete_links(self.root_intfs())
+
     def start(self) -> None:
         t0 = time.monotonic()
         self.preflight()
         self.state.create()
-        self.state.add("bridges", *self.fabric.switches)
+        self.state.add("bridges", *self.local_bridges())
         self.state.add("root_intfs", *self.root_intfs())
         self.controller.start()
         self.timings["controller"] = time.monotonic() - t0
@@ -145,8 +161,7 @@ class Emulation(Lifecycle):
         self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
-        self.watchdog = Watchdog(self.controller, list(self.fabric.switches),
-                                 f"unix:{self.controller.socket}").start()
+        self.watchdog = self.make_watchdog().start()
         if self.options.detector:
             self.detectors = Detectors(self, self.options.detector_hosts,
                                        self.options.detector_interval,
@@ -176,12 +191,12 @@ class Emulation(Lifecycle):
             detectors.stop()
         if self.net is not None:
             net, self.net = self.net, None
-            end_unrecorded(net, {pid for pid, *_ in self.state.data["pids"]})
+            self.end_strays(net)
             try:
                 # links in one kernel batch instead of Mininet's shell round trip per link,
                 # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)
                 net.links = []
-                runstate.delete_links(self.root_intfs())
+                self.remove_root_links()
                 net.stop()
             except Exception as e:   # go on: runstate.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
@@ -235,6 +250,9 @@ class Emulation(Lifecycle):
                 net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, port2=l.b_port,
                             intfName1=l.a_intf, intfName2=l.b_intf, addr1=nic.mac, cls=Link)
         net.controllers.append(ControllerRef(str(self.controller.socket)))
+        # on a fabric without a core switch c0 (mpft, mrft) the name must still resolve: Mininet's
+        # CLI looks up every node it iterates, controllers too, and looped on the KeyError
+        net.nameToNode.setdefault(ControllerRef.name, net.controllers[-1])
         net.build()
         self.state.add_processes(*[(h.pid, "mininet:") for h in net.hosts + net.switches])
         self.state.data["hosts"] = {h.name: h.pid for h in net.hosts}   # for `trace --fabric RUN`

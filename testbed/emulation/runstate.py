@@ -165,6 +165,9 @@ def destroy(state: RunState) -> list[str]:
             done.append(result)
 
     done += [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
+    if state.data.get("servers"):   # a run across servers (testbed/emulation/cluster.py)
+        from testbed.emulation import cluster_parts
+        step("servers", lambda: cluster_parts.cleanup(state))
     step("bridges", lambda: _delete_bridges(tagged_bridges(state.run_id)
                                             | (set(state.data["bridges"]) & all_bridges()),
                                             len(state.data["root_intfs"])))

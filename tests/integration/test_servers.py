@@ -1,0 +1,133 @@
+"""A fabric across two namespace servers (`servers up 2`, `up --servers`, `servers down`).
+
+The servers: fresh network, mount, PID and UTS namespaces each, with their own sshd (our key
+only) and their own Open vSwitch; the fabric: HPN split by pod (pod 0's segment on hpn-srv1,
+pod 1's and the aggregation and core on hpn-srv2), its cut links VXLAN; the controller on TLS
+over the underlay. The top-tier TCP check runs from a host on one server to a host on the other,
+over a cut link. After teardown neither server nor this machine's own OVS keeps anything.
+"""
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from testbed.core import sh
+from testbed.core.wait import wait_for
+from testbed.emulation import runstate, servers
+from testbed.model import make_fabric
+from testbed.model.placement import place
+
+pytestmark = pytest.mark.integration
+NAMES = ["hpn-srv1", "hpn-srv2"]
+
+
+def hpn(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "testbed", *args], check=False, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def on(server, script):
+    return sh.run(servers.ssh_argv(server, "bash", "-c", shlex.quote(script)), timeout=30)
+
+
+def server_inventory(server):
+    """What a server holds besides its own daemons and this ssh session."""
+    out = on(server, "ovs-vsctl list-br; echo --; ip -o link | awk -F': ' '{print $2}' | cut -d@ -f1;"
+                     " echo --; ps -e -o comm= ; echo --; ls /var/run/openvswitch; echo --; ovs-vsctl get-ssl")
+    bridges, links, procs, rundir, ssl = [p.split() for p in out.split("--\n")]
+    return {"bridges": bridges, "links": sorted(set(links) - {"lo", "u0"}),
+            "procs": sorted(set(procs) - {"bash", "ovsdb-server", "ovs-vswitchd", "sshd", "ps"}),
+            "rundir": [f for f in rundir if f.startswith("hpn-testbed")], "ssl": ssl}
+
+
+@pytest.fixture(scope="module")
+def two_servers():
+    assert os.geteuid() == 0, "needs root"
+    assert servers.load() is None, "servers are already up: `hpn-testbed servers down` first"
+    machine_bridges = runstate.all_bridges()
+    machine_ssl = sh.run(["ovs-vsctl", "get-ssl"])
+    out = hpn("servers", "up", "2", "--json")
+    assert out.returncode == 0, out.stderr
+    try:
+        yield json.loads(out.stdout)
+    finally:
+        down = hpn("servers", "down")
+        assert down.returncode == 0, down.stderr
+        assert servers.load() is None and not servers.STATE_DIR.exists()
+        assert not os.path.exists(f"/sys/class/net/{servers.MACHINE_INTF}")
+        assert not os.path.exists(f"/run/netns/{servers.UNDERLAY_NS}")
+        left = [p for p in map(int, filter(str.isdigit, os.listdir("/proc")))
+                if servers.INIT_MARKER.encode() in _cmdline(p) or b"hpn-srv" in _cmdline(p)]
+        assert not left, f"server processes left: {left}"
+        # the machine's own Open vSwitch was never touched
+        assert runstate.all_bridges() - machine_bridges == set()
+        assert sh.run(["ovs-vsctl", "get-ssl"]) == machine_ssl
+
+
+def _cmdline(pid):
+    try:
+        return open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return b""
+
+
+def test_each_server_answers_ssh_as_itself(two_servers):
+    assert [s["name"] for s in two_servers["servers"]] == NAMES
+    for name in NAMES:
+        assert on(name, "hostname").strip() == name
+        assert on(name, "ovs-vsctl --timeout=5 show")        # its own OVS answers
+        inv = server_inventory(name)
+        assert inv["bridges"] == [] and inv["links"] == [], inv
+    # key-only: without our key and known hosts, ssh gets nowhere
+    plain = subprocess.run(["ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes",
+                            "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=5",
+                            f"root@{two_servers['servers'][0]['ip']}", "true"],
+                           check=False, capture_output=True, timeout=20)
+    assert plain.returncode != 0
+    rows = json.loads(hpn("servers", "list", "--json").stdout)["servers"]
+    assert all(r["running"] and r["ssh"] and r["ovs"] for r in rows), rows
+
+
+def test_hpn_across_two_servers_passes_its_checks(two_servers):
+    fab = make_fabric("hpn")
+    placement = place(fab, NAMES)
+    out = hpn("up", "hpn", "--servers", ",".join(NAMES), "--check", "--json")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    info = json.loads(out.stdout)
+    assert all(c["passed"] for c in info["checks"]), info["checks"]
+    assert info["cut_links"] == len(placement.cut) == 8
+    # every node ran where the plan put it (its shell's hostname says so)
+    assert info["hostnames"] == placement.nodes
+    # the top-tier TCP flow ran between hosts on different servers: over a cut link
+    tcp = next(c for c in info["checks"] if c["name"] == "top-tier TCP")
+    src, dst = (fab.nic(ip).host for ip in tcp["detail"].split(" over ")[0].split(" -> "))
+    assert placement.server_of(src) != placement.server_of(dst)
+    assert not (runstate.ROOT / info["run"]).exists()
+    for name in NAMES:
+        inv = server_inventory(name)
+        assert inv == {"bridges": [], "links": [], "procs": [], "rundir": [], "ssl": []}, (name, inv)
+
+
+def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
+    proc = subprocess.Popen([sys.executable, "-m", "testbed", "up", "mpft", "--servers", ",".join(NAMES)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in proc.stdout:
+            if "press Ctrl-C" in line:
+                break
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert any(server_inventory(n)["bridges"] for n in NAMES), "the killed run left bridges"
+        out = hpn("clean")
+        assert out.returncode == 0, out.stderr
+        for name in NAMES:
+            wait_for(f"{name} to be clean", lambda name=name: server_inventory(name)["bridges"] == [], 10)
+            inv = server_inventory(name)
+            assert inv == {"bridges": [], "links": [], "procs": [], "rundir": [], "ssl": []}, (name, inv)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
