@@ -54,7 +54,7 @@ from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import median, setup_of, valid
 from scenarios.knobs import Knobs
 from scenarios.pipeline_steps import CpuMeter, StepRunner
-from testbed.emulation.build import Emulation
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
@@ -136,13 +136,13 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         with CpuMeter() as cpu:
             for key, oversub in CORES:
                 fab = self.fabric() if oversub is None else self.fabric(core_oversubscription=oversub)
-                with Emulation(fab) as emu:
+                with make_emulation(fab) as emu:
                     figures[key] = self.steps(emu, sizes, cpu)
                     setup["fabrics"][key] = setup_of(emu)
         # the fault on a core whose aggregation switches keep a second core: with one, the far
         # pod's plane behind the failed port would lose its way back (its ACKs)
         fab = self.fabric(cores=max(2, self.fabric().params.cores))
-        with Emulation(fab) as emu:
+        with make_emulation(fab) as emu:
             figures["fault"], figures["fault_cpu_busy"] = cpu_busy_fraction(
                 lambda: core_port_fault.run(emu, k.timeline()))
             setup["fabrics"]["fault"] = setup_of(emu)

@@ -25,7 +25,8 @@ from scenarios import plots
 from scenarios.base import Judgement, verdict
 from scenarios.common import LeafSpineScenario, setup_of, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 from testbed.workload import pathsel
@@ -74,7 +75,7 @@ class DisjointPaths(LeafSpineScenario, name="disjoint-paths", claim="C6", tour=T
         k = self.knobs
         rounds, nbytes = k.rounds, k.bytes_per_job
         fab = self.fabric()
-        with Emulation(fab, Options()) as emu:
+        with make_emulation(fab, Options()) as emu:
             nic = {h: fab.hosts[h].nics[0] for h in fab.hosts}
             jobs = [(nic["g0h0"], nic["g1h0"]), (nic["g0h1"], nic["g1h1"])]
             rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES} for r in range(rounds)]

@@ -30,7 +30,8 @@ from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import setup_of, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace, first_port
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.workload import collectives as C
@@ -141,7 +142,7 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
         rounds, seconds = k.rounds, k.seconds
         figures = {"setup": {"fabrics": {}, "x_label": "time (s)", "y_label": "queue (KB)"}, "series": {}}
         for label, dual in (("ecmp", False), ("dual-plane", True)):
-            with Emulation(self.fabric(dual_plane=dual), Options()) as emu:
+            with make_emulation(self.fabric(dual_plane=dual), Options()) as emu:
                 incast, per_round = Incast(emu, k), []
                 for r in range(rounds):
                     row, queues = incast.round(r)

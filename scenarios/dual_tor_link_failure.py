@@ -10,7 +10,7 @@ from pathlib import Path
 from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, FaultKnobs, Workload
-from testbed.emulation.build import Emulation
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults
 
 
@@ -23,7 +23,7 @@ class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", cl
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)
-        with Emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=self.knobs.streams).start(timeline)
             w.play(lambda: faults.link_down(link), lambda: faults.link_up(link))

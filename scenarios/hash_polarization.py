@@ -20,7 +20,8 @@ from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import pin_ports, setup_of, uplinks, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import Sampler, cpu_busy_fraction, imbalance
 from testbed.workload import collectives as C
@@ -80,7 +81,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                              "x_label": "pod-0 aggregation-to-core uplink", "y_label": "Mbit/s"},
                    "series": {}}
         for mode in MODES:
-            with Emulation(self.fabric(), Options(routing={"ecmp": mode})) as emu:
+            with make_emulation(self.fabric(), Options(routing={"ecmp": mode})) as emu:
                 figures[mode], figures["series"][f"{mode}: core uplink load (Mbit/s)"] = \
                     self.sendrecv(emu, mode, per_flow)
                 figures["setup"]["fabrics"][mode] = setup_of(emu)

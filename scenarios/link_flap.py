@@ -10,7 +10,7 @@ from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, RunKnobs, Timeline, Workload
 from testbed.core.errors import ParamError
-from testbed.emulation.build import Emulation
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults
 
 
@@ -53,7 +53,7 @@ class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
     def variant(self, single_tor: bool, timeline: Timeline) -> dict:
         fab, k = self.fabric(single_tor=single_tor), self.knobs
         flaps = k.flaps
-        with Emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=k.streams).start(timeline)
             w.play(lambda: faults.flap_train(link, flaps, k.period, k.down))    # ends when the train does

@@ -57,7 +57,8 @@ from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import valid
 from scenarios.knobs import Knobs
 from testbed.core.errors import ParamError
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure import checks
 from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import Sampler, cpu_busy_fraction, port_bytes
@@ -250,7 +251,7 @@ def check_figures(check: checks.Check, t: float) -> dict:
 def bring_up(fab, miswire: tuple[str, ...], knobs: MiswiringKnobs) -> dict:
     """Up (`miswire`: "PORT_A,PORT_B" pairs), then in order: wiring check, ping every NIC pair,
     the traffic (times since up)."""
-    with Emulation(fab, Options(miswire=miswire)) as emu:
+    with make_emulation(fab, Options(miswire=miswire)) as emu:
         t0 = time.monotonic()
         wired = checks.guarded("wiring", wiring_check.check, emu)
         t_wired = time.monotonic() - t0

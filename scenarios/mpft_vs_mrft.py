@@ -23,7 +23,8 @@ from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import median, setup_of, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
@@ -54,7 +55,7 @@ def repeated_all_to_all(fab, size: int, reps: int) -> tuple[dict, list, dict]:
     family = fab.family
     coll = C.all_to_all(fab, None, size, job=f"alltoall-{family}")
     matrix = sorted({(t.src.name, t.dst.name) for t in coll.transfers if not t.relay})
-    with Emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
+    with make_emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
         times, bus, busy = [], [], []
         for _ in range(reps):
             (r,), b = cpu_busy_fraction(lambda: C.run(emu, coll, pace=PACE))

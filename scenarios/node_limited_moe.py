@@ -24,7 +24,8 @@ from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import setup_of, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
@@ -79,7 +80,7 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
     def run(self, quick: bool) -> dict:
         ms, tokens, hidden = self.knobs.m, self.knobs.tokens, self.knobs.hidden
         fab = self.fabric()
-        with Emulation(fab, Options()) as emu:
+        with make_emulation(fab, Options()) as emu:
             rows = [moe_layer(emu, m, tokens, hidden) for m in ms]
             setup = setup_of(emu, gpus=len(fab.nics()), tokens_per_gpu=tokens, hidden=hidden)
         return {"rows": rows,

@@ -16,7 +16,7 @@ from typing import ClassVar
 from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, PEER, FaultKnobs, Timeline, Workload
-from testbed.emulation.build import Emulation
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.faults import Faults
 
@@ -115,7 +115,7 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
 
     def run(self, quick: bool) -> dict:
         timeline = self.knobs.timeline()
-        with Emulation(self.fabric()) as emu:
+        with make_emulation(self.fabric()) as emu:
             carrier = self.phase(emu, False, timeline)
             probed = self.phase(emu, True, timeline)
             setup = emu.describe()

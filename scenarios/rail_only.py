@@ -47,7 +47,8 @@ from scenarios.knobs import Knobs
 from scenarios.rail_only_view import describe, plot_result
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation import counters
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.routing import shortest_path_links
 from testbed.workload.collectives import Runner, Send, Transfer
@@ -308,7 +309,7 @@ class RailOnly(Scenario, name="rail-only", claim="C13", tour=True):
         for family in FAMILIES:
             fab = self.fabric(family)
             figures[family] = {}
-            with Emulation(fab, Options()) as emu:
+            with make_emulation(fab, Options()) as emu:
                 for mode in MODES:
                     transfers = workload(fab, mode, size)
                     measured, b = cpu_busy_fraction(lambda t=transfers: run_mode(emu, t, give_up))

@@ -18,7 +18,8 @@ from scenarios import plots
 from scenarios.base import Judgement, verdict
 from scenarios.common import LeafSpineScenario, pin_ports, setup_of, valid
 from scenarios.knobs import Knobs
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
@@ -64,7 +65,7 @@ class RoutingPolicies(LeafSpineScenario, name="routing-policies", claim="C12"):
         setup = {"fabrics": {}, "size": size, "rounds": rounds, "x_label": "round",
                  "y_label": "bus bandwidth (Mbit/s)"}
         for name, routing in POLICIES.items():
-            with Emulation(self.fabric(), Options(routing=routing)) as emu:
+            with make_emulation(self.fabric(), Options(routing=routing)) as emu:
                 bus, policy_busy = reduce_scatters(emu, rounds, size)
                 busy += policy_busy
                 figures[name] = {"busbw_mbit": [round(x, 3) for x in bus],

@@ -50,7 +50,8 @@ from scenarios.common import setup_of, valid
 from scenarios.knobs import Knobs
 from scenarios.segment_traffic import BG_PORT, Background, Tier2
 from testbed.core.errors import ParamError
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
+from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
@@ -200,7 +201,7 @@ class SegmentPlacement(Scenario, name="segment-placement", claim="C7", tour=True
         jobs = {name: C.ring_allreduce(fab, hosts[name], k.size, job=f"allreduce-{name}")
                 for name in PLACEMENTS}
         bg_hosts = sorted({h for pair in hosts["background"] for h in pair})
-        with Emulation(fab, Options()) as emu:
+        with make_emulation(fab, Options()) as emu:
             tier2 = Tier2(emu, bg_hosts)
             levels = [self.level(emu, tier2, jobs, hosts["background"], load, self.bg_seconds(rates))
                       for load in k.levels()]

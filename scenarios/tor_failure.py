@@ -19,7 +19,7 @@ from typing import ClassVar
 from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, PEER, FaultKnobs, Workload
-from testbed.emulation.build import Emulation
+from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
@@ -66,7 +66,7 @@ class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)
-        with Emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab) as emu, Faults(emu) as faults:
             w = Workload(emu, pairs=[(BUSY, PEER), (PEER, BUSY)], streams=self.knobs.streams).start(timeline)
             w.play(lambda: faults.switch_down(TOR), faults.repair_all)
             w.finish()

@@ -28,6 +28,8 @@ def add_parser(sub) -> None:
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
+    from testbed.cli.up import add_servers_arg
+    add_servers_arg(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run, parser=r)
 
@@ -88,6 +90,14 @@ def chosen_runs(args) -> list:
     if args.repeat < 1:
         raise ParamError(f"--repeat {args.repeat}: must be 1 or more")
     names = args.names or scenarios.TOUR
+    servers = getattr(args, "servers", None)
+    if isinstance(servers, int):
+        raise ParamError(f"--servers {servers}: name the servers (e.g. hpn-srv1,hpn-srv2; "
+                         "`hpn-testbed servers list`)")
+    toml = [n for n in names if n.endswith(".toml")]
+    if servers and toml:
+        raise ParamError(f"--servers: not supported for experiment files ({', '.join(toml)}); "
+                         "run scenarios by name")
     quick = args.quick or not args.names                 # the tour runs short versions
     runs = []
     for name in names:
@@ -97,11 +107,17 @@ def chosen_runs(args) -> list:
 
 
 def cmd_run(args) -> int:
-    from pathlib import Path
+    from testbed.emulation.cluster import on_servers
     if args.help:
         return show_help(args)
     check_output("--out", args.out, directory=True)     # before any scenario starts
     runs = chosen_runs(args)                             # bad names and parameters fail here
+    with on_servers(getattr(args, "servers", None)):     # none: every scenario on this machine
+        return run_all(runs, args)
+
+
+def run_all(runs, args) -> int:
+    from pathlib import Path
     out, con = Path(args.out), console()
     if args.repeat > 1:
         return run_repeats(runs, args, out, con)

@@ -22,6 +22,8 @@ run state under "servers" with each server's bridges and interfaces, which `clea
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import shlex
 
 from testbed.core import sh
@@ -31,6 +33,27 @@ from testbed.emulation.build import Emulation, shaping_lines
 from testbed.emulation.cluster_parts import ClusterController, ClusterWatchdog, Server
 from testbed.model import wiring
 from testbed.model.placement import place
+
+# the servers `run --servers` chose, for every emulation the scenarios build meanwhile
+_SERVERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("servers", default=())
+
+
+@contextlib.contextmanager
+def on_servers(servers):
+    """Every make_emulation inside this block builds across `servers` (none: on this machine)."""
+    token = _SERVERS.set(tuple(servers or ()))
+    try:
+        yield
+    finally:
+        _SERVERS.reset(token)
+
+
+def make_emulation(fabric, options=None):
+    """The builder scenarios use: Emulation on this machine, or ClusterEmulation inside on_servers."""
+    servers = _SERVERS.get()
+    if not servers:
+        return Emulation(fabric, options)
+    return ClusterEmulation(fabric, options, servers=servers)
 
 
 class ClusterEmulation(Emulation):

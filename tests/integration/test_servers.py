@@ -131,3 +131,26 @@ def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
+    """`run NAME --servers`: the scenario's fabrics are built on the servers (both hold bridges
+    while it runs) and it reaches its verdict there; retried only on "invalid" (a busy CPU)."""
+    for _ in range(2):
+        proc = subprocess.Popen([sys.executable, "-m", "testbed", "run", "mpft-vs-mrft", "--quick", "--json",
+                                 "--servers", ",".join(NAMES), "--out", str(tmp_path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_for("both servers to hold bridges",
+                     lambda: all(server_inventory(n)["bridges"] for n in NAMES), 60, interval=1.0)
+            out, err = proc.communicate(timeout=240)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert out, err[-3000:]
+        (result,) = json.loads(out)
+        if result["verdict"] != "invalid":
+            break
+    assert result["verdict"] == "reproduced", result["measured"]
+    for name in NAMES:
+        assert server_inventory(name)["bridges"] == [], name
