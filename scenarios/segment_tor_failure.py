@@ -24,7 +24,10 @@ every NIC of the segment stops receiving, also those the fault does not touch (m
 6-14 s at the fault and at the repair). A real ToR pair has no such pause, so the NICs off the
 failed ToR are the control: what the ToRs delivered, and whether any NIC stopped receiving, is
 measured from one second after the control is back at 80% of its baseline (`datapath_pause_s`).
-A pause that leaves less than twice `window` of the fault, or 3 s after the repair, a datapath
+A NIC that lost a port receives about one datagram every 0.9 s; with a 3 s window, one run had
+10 of the 136 rail-0 NICs and 11 of the 952 NICs the fault does not touch show a gap (the
+datapath's jitter, since untouched NICs showed it too), so `window` is 5 s. A pause that leaves
+less than twice `window` of the fault, or 3 s after the repair, a datapath
 that delivered under 90% of what was sent before the fault, or a saturated CPU make the run
 invalid.
 """
@@ -60,9 +63,9 @@ SATURATED = 0.9        # a baseline below this share of the capacity: the emulat
 class SegmentKnobs(Knobs):
     warm: float = 3.0
     base: float = 8.0
-    fault: float = 20.0
+    fault: float = 24.0
     after: float = 20.0
-    window: float = 3.0
+    window: float = 5.0
     single_tor_baseline: bool = True
     QUICK: ClassVar[dict] = {"single_tor_baseline": False}
     BOUNDS: ClassVar[dict] = {"warm": SECONDS, "base": SECONDS, "fault": SECONDS, "after": SECONDS,
@@ -200,7 +203,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         expected = 1 - dual["ports_on_tor"] / dual["ports"]
         recovered = harness.ratio(dual["repaired_mbps"], dual["baseline_mbps"], 0.0)
         runs = [r for r in (dual, single) if r]
-        window = figures["setup"].get("window_s", 3.0)
+        window = figures["setup"].get("window_s", 5.0)
         ok_valid = (valid(*(r["cpu_busy"] for r in runs))
                     and all(r["baseline_mbps"] >= SATURATED * r["capacity_mbps"] for r in runs)
                     and all(r["measured_s"][1] >= 2 * window and r["measured_s"][2] >= 3 for r in runs)
@@ -224,7 +227,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
             expectation=(f"all {dual['nics']} NICs send at full port rate; {TOR} carries {dual['ports_on_tor']} "
                          f"of the {dual['ports']} host ports, so the segment keeps {expected:.2%} "
                          f"(accepted within {BAND:.0%}), no NIC stops receiving for "
-                         f"{figures['setup'].get('window_s', 3):g} s, and it is back at {RECOVERED:.0%} "
+                         f"{figures['setup'].get('window_s', 5):g} s, and it is back at {RECOVERED:.0%} "
                          "after the repair"
                          + ("; single-ToR: NIC 0 of every host stops" if single else "")),
             measured=measured,
