@@ -259,7 +259,7 @@ def judge_fault(f: dict) -> tuple[bool, str]:
     j, tf, tr = f["port_j"], f["t_fault"], f["t_repair"]
     trace = [(t, p) for t, p in f["trace"]]
     before = {p for t, p in trace if t < tf - TRACE_S}   # a trace is stamped when it starts
-    during = {p for t, p in trace if tf + 0.5 <= t <= tr}
+    during = {p for t, p in trace if tf + 0.5 <= t <= tr - TRACE_S}   # the same race at the repair
     back = [t for t, p in trace if t > tr and p == j]
     tail = [p for t, p in trace if t > tr + 1.0]
     ports, need = f["ports"], CARRIED * f["stream_mbps"]
