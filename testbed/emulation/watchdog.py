@@ -65,14 +65,20 @@ class Watchdog:
             return f"switch {lost[0]} lost its connection to the controller"
         return None
 
-    def _switches_gone(self) -> str | None:
-        """Bridges of the run that Open vSwitch reports disconnected after being connected."""
+    def controller_rows(self) -> list | None:
+        """Open vSwitch's Controller rows [target, is_connected]; None if it did not answer."""
         try:
             out = sh.run(["ovs-vsctl", "--timeout=5", "--format=json", "--columns=target,is_connected",
                           "list", "Controller"], timeout=10)
-            rows = json.loads(out)["data"]
+            return json.loads(out)["data"]
         except (TestbedError, ValueError, KeyError, subprocess.TimeoutExpired):
             return None    # OVS did not answer in time (a busy machine): no news, not a loss
+
+    def _switches_gone(self) -> str | None:
+        """Bridges of the run that Open vSwitch reports disconnected after being connected."""
+        rows = self.controller_rows()
+        if rows is None:
+            return None
         ours = [row for row in rows if row[0] == self.target]
         connected = sum(1 for row in ours if row[1] is True)
         if len(ours) < len(self.bridges):
