@@ -176,6 +176,9 @@ def cleanup(state) -> str:
     done = []
     for name, entry in state.data.get("servers", {}).items():
         server = Server.recorded(name, entry)
+        if servers.ssh_config() in server.ssh_base and servers.lookup(name) is None:
+            done.append(f"{name} (gone with its namespace server)")
+            continue
         end_host_processes(server, entry["hosts"])
         delete_links(server, entry["intfs"])
         tag = f"{runstate.OVS_TAG}={state.run_id}"

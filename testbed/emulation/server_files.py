@@ -36,8 +36,11 @@ wait $!
 
 def sshd_config(ip: str, sdir: str, authorized_keys: str) -> str:
     """Key-only root login on the underlay address, nothing else (no passwords, no forwarding);
-    MaxStartups/MaxSessions high: Mininet Cluster Edition opens an ssh session per node."""
+    MaxStartups/MaxSessions high: Mininet Cluster Edition opens an ssh session per node. HOME is
+    the server's own empty one: sshd's bash would source this machine's ~/.bashrc (pyenv, conda...)
+    before every command, which made the commands of a run cost more CPU than its traffic."""
     return f"""ListenAddress {ip}
+SetEnv HOME={sdir}/home
 Port 22
 HostKey {sdir}/host_ed25519_key
 PidFile {sdir}/sshd.pid
@@ -62,7 +65,8 @@ PrintMotd no
 
 def ssh_config(servers: list[dict], key: str, known_hosts: str, control_dir: str) -> str:
     """The client side, only for our servers: our key, our known hosts (strictly checked),
-    shared connections (Mininet Cluster Edition runs a fresh ssh per command)."""
+    one shared connection per server, which `servers up` starts (Mininet Cluster Edition runs a
+    fresh ssh per command); without it ssh connects on its own."""
     names = " ".join(s["name"] for s in servers) + " " + " ".join(s["ip"] for s in servers)
     each = "".join(f"Host {s['name']}\n  HostName {s['ip']}\n" for s in servers)
     return each + f"""Host {names}
@@ -74,9 +78,8 @@ def ssh_config(servers: list[dict], key: str, known_hosts: str, control_dir: str
   StrictHostKeyChecking yes
   BatchMode yes
   PasswordAuthentication no
-  ControlMaster auto
+  ControlMaster no
   ControlPath {control_dir}/%C
-  ControlPersist no
 """
 
 

@@ -119,6 +119,7 @@ def _make(record: dict, n: int) -> None:
     for s in servers:
         sdir = Path(s["dir"])
         sdir.mkdir(mode=0o700)
+        (sdir / "home").mkdir(mode=0o700)
         sh.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(sdir / "host_ed25519_key")])
         known += server_files.known_hosts_line(s, (sdir / "host_ed25519_key.pub").read_text())
         (sdir / "sshd_config").write_text(server_files.sshd_config(s["ip"], str(sdir),
@@ -137,6 +138,27 @@ def _make(record: dict, n: int) -> None:
         _start_server(record, s)
     for s in servers:
         wait_for(f"sshd on {s['name']} to take our key", lambda s=s: _answers(s), 20, 0.05)
+        _start_master(record, s)
+
+
+def _start_master(record: dict, s: dict) -> None:
+    """One ssh connection per server that every other ssh to it shares (ssh_config: ControlMaster
+    no). Owned by the servers, not by whichever command came first: a short command that became
+    the master would not return while a node's shell still used it, and its timeout would kill
+    every shell on the server."""
+    with open(Path(s["dir"], "ssh-master.log"), "wb") as log:
+        proc = subprocess.Popen(["ssh", "-F", ssh_config(), "-M", "-N", "-o", "ControlMaster=yes", s["name"]],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                                start_new_session=True)
+    record["pids"].append([proc.pid, "ssh", runstate.start_time(proc.pid)])
+    _save(record)
+
+    def ready() -> bool:
+        if proc.poll() is not None:
+            log = Path(s["dir"], "ssh-master.log").read_text()[-2000:]
+            raise TestbedError(f"the ssh connection to {s['name']} ended while starting:\n{log}")
+        return sh.ok(["ssh", "-F", ssh_config(), "-O", "check", s["name"]], timeout=10)
+    wait_for(f"the shared ssh connection to {s['name']}", ready, 20, 0.05)
 
 
 def _make_underlay(record: dict) -> None:

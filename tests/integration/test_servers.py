@@ -26,8 +26,21 @@ NAMES = ["hpn-srv1", "hpn-srv2"]
 
 
 def hpn(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "testbed", *args], check=False, capture_output=True,
-                          text=True, timeout=timeout)
+    """Run the CLI; past `timeout` it gets SIGINT (it tears its run down) and the test fails with
+    what it printed, rather than a SIGKILL that would leave the run behind."""
+    proc = subprocess.Popen([sys.executable, "-m", "testbed", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, err = proc.communicate(timeout=90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        pytest.fail(f"hpn-testbed {' '.join(args)} took over {timeout} s:\n{out[-3000:]}\n{err[-3000:]}")
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def on(server, script):
@@ -55,6 +68,7 @@ def two_servers():
     try:
         yield json.loads(out.stdout)
     finally:
+        hpn("clean")      # whatever a failed test left on the servers
         down = hpn("servers", "down")
         assert down.returncode == 0, down.stderr
         assert servers.load() is None and not servers.STATE_DIR.exists()
@@ -136,7 +150,7 @@ def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
 def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
     """`run NAME --servers`: the scenario's fabrics are built on the servers (both hold bridges
     while it runs) and it reaches its verdict there; retried only on "invalid" (a busy CPU)."""
-    for _ in range(2):
+    for _ in range(3):
         proc = subprocess.Popen([sys.executable, "-m", "testbed", "run", "mpft-vs-mrft", "--quick", "--json",
                                  "--servers", ",".join(NAMES), "--out", str(tmp_path)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -144,6 +158,10 @@ def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
             wait_for("both servers to hold bridges",
                      lambda: all(server_inventory(n)["bridges"] for n in NAMES), 60, interval=1.0)
             out, err = proc.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGINT)       # it tears its run down
+            out, err = proc.communicate(timeout=90)
+            pytest.fail(f"run mpft-vs-mrft --servers took over 240 s:\n{err[-3000:]}")
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -13,13 +13,17 @@ def test_sshd_takes_only_keys_on_the_underlay():
                  "PasswordAuthentication no", "KbdInteractiveAuthentication no",
                  "AuthorizedKeysFile /x/authorized_keys", "HostKey /x/srv1/host_ed25519_key"):
         assert line in conf.splitlines()
+    # the server's own empty HOME: sshd's bash must not source this machine's ~/.bashrc
+    assert "SetEnv HOME=/x/srv1/home" in conf.splitlines()
 
 
 def test_ssh_client_checks_host_keys_and_names_every_server():
     conf = server_files.ssh_config(SERVERS, "/x/id", "/x/known_hosts", "/x/control")
     assert "Host hpn-srv2\n  HostName 198.18.77.2\n" in conf
     for line in ("StrictHostKeyChecking yes", "UserKnownHostsFile /x/known_hosts", "IdentitiesOnly yes",
-                 "GlobalKnownHostsFile /dev/null", "BatchMode yes"):
+                 "GlobalKnownHostsFile /dev/null", "BatchMode yes",
+                 # only ever a client of the connection `servers up` keeps: never its own master
+                 "ControlMaster no", "ControlPath /x/control/%C"):
         assert f"  {line}" in conf.splitlines()
     assert server_files.known_hosts_line(SERVERS[0], "ssh-ed25519 AAAA comment\n") == \
         "hpn-srv1,198.18.77.1 ssh-ed25519 AAAA\n"
