@@ -35,9 +35,10 @@ setup:
 demo: setup
 	$(VENV)/bin/hpn-testbed run
 
-# unit + integration (pytest.ini: testpaths, -ra, no cache). Exit 5 (no tests ran) fails too.
+# unit + integration (pytest.ini: testpaths, -ra, no cache), the 25 slowest listed (CI time is
+# budgeted). Exit 5 (no tests ran) fails too.
 define run_tests
-	$(PYTEST) tests/unit tests/integration $(PYTEST_ARGS)
+	$(PYTEST) tests/unit tests/integration --durations=25 $(PYTEST_ARGS)
 endef
 
 # The full-kernel tests, where HPN_LANE says.

@@ -13,7 +13,6 @@ from testbed.core.errors import TestbedError
 from testbed.core.wait import sleep_until
 from testbed.emulation.faults import Faults
 from testbed.emulation.trace import emulation_trace
-from testbed.measure.meters import Sampler
 from testbed.model.policies import core_pairing
 from testbed.workload import traffic
 
@@ -79,7 +78,7 @@ def run(emu, tl: Timeline, every: float = 0.2) -> dict:
     seconds = tl.warm + tl.before + tl.fault + tl.after
     flow = traffic.Flow(src, dst, dport=DPORT, sport=SPORT)
     traffic.start_server(emu, dst, DPORT)
-    with Faults(emu) as faults, Sampler(list(intfs.values()), interval=0.1, queues=False) as sampler:
+    with Faults(emu) as faults, emu.sampler(list(intfs.values()), interval=0.1, queues=False) as sampler:
         client = traffic.start_client(emu, flow, seconds, rate_mbit=round(rate, 3))
         tracer = Tracer(emu, src, dst, sampler.t0, every)
         try:

@@ -33,7 +33,7 @@ from scenarios.knobs import Knobs
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace, first_port
-from testbed.measure.meters import Sampler, cpu_busy_fraction
+from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
 
@@ -105,7 +105,7 @@ class Incast:
         """Run round r: its figures and the queue series of each port."""
         sends, flows_to = self.sends(r)
         runner = C.Runner(self.emu)
-        with Sampler(self.intfs, interval=0.05) as s:
+        with self.emu.sampler(self.intfs, interval=0.05) as s:
             _, busy = cpu_busy_fraction(lambda: runner.run_sends(sends))
         load = [s.sent(i) for i in self.intfs]
         row = {"flows_per_port": flows_to, "bytes": load,

@@ -15,7 +15,7 @@ from scenarios.base import Scenario
 from scenarios.knobs import Knobs
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation
-from testbed.measure.meters import Sampler, iperf_intervals, longest_stall
+from testbed.measure.meters import iperf_intervals, longest_stall
 from testbed.workload import traffic
 
 BUSY, PEER = "p0s0h0", "p0s0h1"      # two hosts of one segment: traffic stays under the ToRs
@@ -149,7 +149,7 @@ class Workload:
                            for h in {a for a, _ in self.pairs}}
         self.nic_intfs = {nic.name: [l.b_intf for l in fab.host_links() if l.a_intf in nic.ports]
                           for h in self.host_intfs for nic in fab.hosts[h].nics}
-        self.sampler = Sampler(sorted({i for v in self.host_intfs.values() for i in v}),
+        self.sampler = self.emu.sampler(sorted({i for v in self.host_intfs.values() for i in v}),
                                interval=0.1, counter="rx_bytes", queues=False).__enter__()
         for flow in self.flows:
             traffic.start_server(self.emu, flow.dst, flow.dport, self.interval)

@@ -23,7 +23,7 @@ from scenarios.knobs import Knobs
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace
-from testbed.measure.meters import Sampler, cpu_busy_fraction, imbalance
+from testbed.measure.meters import cpu_busy_fraction, imbalance
 from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
@@ -98,7 +98,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         paths = tier_uplinks(emu, coll)
         pairs, again = collisions(paths)
         core, edge = uplinks(fab, "p0a", "core"), uplinks(fab, "p0e", "agg")
-        with Sampler([l.a_intf for l in core + edge], interval=0.1) as sampler:
+        with emu.sampler([l.a_intf for l in core + edge], interval=0.1) as sampler:
             (result,), busy = cpu_busy_fraction(lambda: C.run(emu, coll))
         core_load = [sampler.sent(l.a_intf) for l in core]
         total = sum(core_load)

@@ -61,7 +61,7 @@ from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.measure import checks
 from testbed.measure import wiring as wiring_check
-from testbed.measure.meters import Sampler, cpu_busy_fraction, port_bytes
+from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import wiring
 from testbed.model.routing import routes_to
 from testbed.workload import traffic
@@ -223,10 +223,10 @@ def measure_traffic(emu, knobs: MiswiringKnobs) -> dict:
     def run():
         clients = [traffic.start_client(emu, f, seconds, omit=1) for f in flows]
         return [traffic.wait_client(emu, c, seconds + 20) for c in clients]
-    before, t0 = port_bytes(tiers[2] + tiers[3]), time.monotonic()
-    with Sampler(tiers[3], interval=0.25) as s:
+    before, t0 = port_bytes(emu, tiers[2] + tiers[3]), time.monotonic()
+    with emu.sampler(tiers[3], interval=0.25) as s:
         results, busy = cpu_busy_fraction(run)
-    after, elapsed = port_bytes(tiers[2] + tiers[3]), time.monotonic() - t0
+    after, elapsed = port_bytes(emu, tiers[2] + tiers[3]), time.monotonic() - t0
 
     def mbps(intfs):
         return round(sum(after[i] - before[i] for i in intfs) * 8 / 1e6 / elapsed, 2)

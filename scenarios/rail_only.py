@@ -46,7 +46,6 @@ from scenarios.common import setup_of, valid
 from scenarios.knobs import Knobs
 from scenarios.rail_only_view import describe, plot_result
 from testbed.core.errors import PartLost, TestbedError
-from testbed.emulation import counters
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -150,9 +149,10 @@ def _payload(before: tuple, after: tuple, at: int) -> int:
     return max(0, nbytes - HEADER_BYTES * packets)
 
 
-def _counters(fab) -> dict:
+def _counters(emu) -> dict:
+    fab = emu.fabric
     intfs = [l.b_intf for l in fab.links] + [l.a_intf for l in fab.switch_links()]
-    return counters.read(intfs, ("rx_bytes", "rx_packets", "tx_bytes", "tx_packets"))
+    return emu.counters(intfs, ("rx_bytes", "rx_packets", "tx_bytes", "tx_packets"))
 
 
 def _attempt(runner: Runner, transfers: list[Transfer], routed: list[bool]) -> list[float | None]:
@@ -188,7 +188,7 @@ def run_mode(emu, transfers: list[Transfer], give_up: float) -> dict:
     fab = emu.fabric
     tiers = [top_tier(fab, t) for t in transfers]
     runner = Runner(emu, timeout=give_up)
-    before = _counters(fab)
+    before = _counters(emu)
     seconds: list[float | None] = [None] * len(transfers)
     phase_s = []
     for phase in sorted({t.phase for t in transfers}):
@@ -197,7 +197,7 @@ def run_mode(emu, transfers: list[Transfer], give_up: float) -> dict:
         for i, s in zip(idx, got):
             seconds[i] = s
         phase_s.append(max((s for s in got if s is not None), default=0.0))
-    after = _counters(fab)
+    after = _counters(emu)
     rows = [{"src": t.src.name, "dst": t.dst.name, "phase": t.phase, "bytes": t.nbytes,
              "tier": tier, "completed": s is not None, "seconds": None if s is None else round(s, 3)}
             for t, tier, s in zip(transfers, tiers, seconds)]

@@ -145,8 +145,8 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
             flows = one_flow_per_port(emu, pairs, OFFERED * port_rate)
             # what the hosts sent into the ToRs (rx of the switch ends: HTB-exact, whatever the
             # datapath does) and what the ToRs delivered to the hosts (tx: pauses show there)
-            with Sampler(down, interval=1.0, counter="rx_bytes", queues=False) as sent, \
-                    Sampler(down, interval=1.0, counter="tx_bytes", queues=False) as sampler:
+            with emu.sampler(down, interval=1.0, counter="rx_bytes", queues=False) as sent, \
+                    emu.sampler(down, interval=1.0, counter="tx_bytes", queues=False) as sampler:
                 load = PacedLoad(emu, flows, timeline.seconds)
                 (counts, t), busy = cpu_busy_fraction(lambda: self.play(sampler, load, faults, timeline))
             t_start, t_fault, t_repair, t_end = t

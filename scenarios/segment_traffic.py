@@ -12,7 +12,6 @@ from typing import Self
 from scenarios.harness import pick_cport
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
-from testbed.emulation import counters
 from testbed.workload import collectives as C
 from testbed.workload import traffic
 
@@ -24,13 +23,13 @@ class Tier2:
     hosts' ToR ports (what they sent into the fabric: all of it crosses tier 2)."""
 
     def __init__(self, emu, bg_hosts: list[str]):
-        fab = emu.fabric
+        fab, self.emu = emu.fabric, emu
         self.up = [l.a_intf for l in fab.switch_links() if fab.switches[l.a].role == "tor"]
         self.bg = [l.b_intf for l in fab.host_links() if l.a in bg_hosts]
 
     def read(self) -> tuple[dict, dict]:
-        return (counters.read(self.up, ("tx_bytes", "tx_packets")),
-                counters.read(self.bg, ("rx_bytes", "rx_packets")))
+        return (self.emu.counters(self.up, ("tx_bytes", "tx_packets")),
+                self.emu.counters(self.bg, ("rx_bytes", "rx_packets")))
 
     @staticmethod
     def delta(before: tuple, after: tuple) -> dict:
@@ -42,9 +41,9 @@ class Tier2:
 
     def wire_mbit(self, seconds: float = 0.5) -> float:
         """What the ToRs send up, Mbit/s over a window of `seconds`."""
-        before = counters.read(self.up)
+        before = self.emu.counters(self.up)
         time.sleep(seconds)     # the measurement window (the caller polls on the rate it gives)
-        after = counters.read(self.up)
+        after = self.emu.counters(self.up)
         return sum(after[i][0] - before[i][0] for i in self.up) * 8 / 1e6 / seconds
 
 

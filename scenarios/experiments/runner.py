@@ -146,9 +146,9 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
             load = Load(emu, spec)
             events = schedule(faults, fab, spec)
-            up = stack.enter_context(Sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
-            down = stack.enter_context(Sampler(intfs, spec.interval, queues=False))
-            queues = stack.enter_context(Sampler(list(spec.queues), spec.interval))
+            up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
+            down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))
+            queues = stack.enter_context(emu.sampler(list(spec.queues), spec.interval))
             load.start()
             t_start = time.monotonic()
             results, busy = cpu_busy_fraction(lambda: self.play(load, events, t_start))

@@ -197,8 +197,8 @@ class FabricCommands:
         ports = self.watched_ports(args.switches)
         intfs, period = [i for i, _ in ports], args.interval / 4
         output(f"*** rates of {len(ports)} switch ports, Mbit/s over each {args.interval:g} s\n")
-        with meters.Sampler(intfs, period, counter="rx_bytes", queues=False) as got, \
-                meters.Sampler(intfs, period, counter="tx_bytes", queues=False) as sent:
+        with self.emu.sampler(intfs, period, counter="rx_bytes", queues=False) as got, \
+                self.emu.sampler(intfs, period, counter="tx_bytes", queues=False) as sent:
             for elapsed in refreshes(args.count, args.interval):
                 lines = []
                 for intf, peer in ports:
@@ -218,7 +218,7 @@ class FabricCommands:
         intfs, period = [i for i, _ in ports], args.interval / 4
         output(f"*** queues of {len(ports)} switch ports, bytes (egress bfifo of "
                f"{self.emu.options.queue_bytes} B)\n")
-        with meters.Sampler(intfs, period, queues=True) as sampler:
+        with self.emu.sampler(intfs, period, queues=True) as sampler:
             for elapsed in refreshes(args.count, args.interval):
                 since, lines = time.monotonic() - sampler.t0 - args.interval, []
                 for intf, peer in ports:

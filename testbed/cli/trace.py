@@ -34,7 +34,7 @@ def port_number(text: str) -> int:
 def cmd_trace(args) -> int:
     from testbed.emulation import runstate
     from testbed.emulation.hosts import AttachedHost
-    from testbed.emulation.trace import trace
+    from testbed.emulation.trace import local_appctl, trace
     from testbed.model import make_fabric
     states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
     if args.fabric not in states:
@@ -43,8 +43,12 @@ def cmd_trace(args) -> int:
     spec = json.loads(state.file("spec.json").read_text())
     fab = make_fabric(spec["family"], spec["params"])
     src, dst = fab.nic(args.src), fab.nic(args.dst)
-    hosts = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}
-    hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport)
+    if state.data.get("servers"):      # a run across servers: ask each node where it runs
+        from testbed.emulation.cluster_parts import attached
+        hosts, appctl = attached(state)
+    else:
+        hosts, appctl = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}, local_appctl
+    hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport, appctl)
     if args.json:
         print_json({"src": src.ip, "dst": dst.ip, "proto": args.proto, "sport": args.sport,
                     "dport": args.dport,

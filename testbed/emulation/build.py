@@ -24,7 +24,7 @@ from testbed.core import interrupts, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import hostnet, runstate, system
+from testbed.emulation import counters, hostnet, runstate, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.hosts import end_unrecorded
@@ -343,6 +343,28 @@ class Emulation(Lifecycle):
     # ---- helpers for users of a running emulation ----
     def ofctl(self, command: str, switch: str, *args: str) -> str:
         return sh.run(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args])
+
+    def appctl(self, switch: str, *args: str) -> str:
+        """ovs-appctl on the Open vSwitch that runs `switch`."""
+        return sh.run(["ovs-appctl", *args])
+
+    # Where the switches' ports live: this machine's root namespace here, each switch's server in
+    # ClusterEmulation. Faults, traces and meters go through these, never straight to this machine.
+    def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:
+        """Run a bash script in the root namespace that holds `switch` and its ports."""
+        return sh.run(["bash", "-c", "set -e\n" + script], input=input, timeout=timeout)
+
+    def switches_batch(self, command: str, lines: dict[str, list[str]]) -> None:
+        """Feed each switch's `lines` to `command` (`ip -batch -`), one process per machine."""
+        sh.run(command, input="".join(line + "\n" for ls in lines.values() for line in ls))
+
+    def sampler(self, intfs, interval: float = 0.05, counter: str = "tx_bytes", queues: bool = True):
+        """A counters.Sampler over switch-side interfaces (a context manager)."""
+        return counters.Sampler(list(intfs), interval, counter=counter, queues=queues)
+
+    def counters(self, intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
+        """Switch-side interfaces' statistics counters `names`, in that order."""
+        return counters.read(intfs, names)
 
     def dump_flows(self) -> str:
         """Every switch's flows and groups, for a failing test's output."""

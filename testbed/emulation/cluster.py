@@ -65,9 +65,16 @@ class ClusterEmulation(Emulation):
         self.controller = ClusterController(self.state, fabric, self.options.routing,
                                             next(iter(self.servers.values())))
         self.cut_links = len(self.placement.cut)
+        self._owners = None
 
     def server_of(self, node: str) -> Server:
         return self.servers[self.placement.server_of(node)]
+
+    def intf_owners(self) -> dict[str, str]:
+        """Every interface of the fabric -> the node it belongs to."""
+        if self._owners is None:
+            self._owners = {i: n for l in self.fabric.links for n, i in ((l.a, l.a_intf), (l.b, l.b_intf))}
+        return self._owners
 
     # ---- hooks of Emulation ----
     def preflight(self) -> None:
@@ -167,9 +174,7 @@ class ClusterEmulation(Emulation):
 
     def send_frames(self, lines: list[str]) -> None:
         """Each line goes to the server of the host (or switch) whose port it names."""
-        owner = {}
-        for l in self.fabric.links:
-            owner[l.a_intf], owner[l.b_intf] = l.a, l.b
+        owner = self.intf_owners()
         per_server: dict[str, list[str]] = {}
         for line in lines:
             per_server.setdefault(self.placement.server_of(owner[line.split()[1]]), []).append(line)
@@ -178,8 +183,35 @@ class ClusterEmulation(Emulation):
                                    input="\n".join(chunk) + "\n", timeout=120)
 
     def ofctl(self, command: str, switch: str, *args: str) -> str:
-        return self.server_of(switch).run(
-            shlex.join(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args]))
+        return self.switch_run(switch, shlex.join(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args]))
+
+    def appctl(self, switch: str, *args: str) -> str:
+        return self.switch_run(switch, shlex.join(["ovs-appctl", *args]))
+
+    def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:
+        return self.server_of(switch).run(script, input=input, timeout=timeout)
+
+    def switches_batch(self, command: str, lines: dict[str, list[str]]) -> None:
+        per_server: dict[Server, list[str]] = {}
+        for switch, ls in lines.items():
+            per_server.setdefault(self.server_of(switch), []).extend(ls)
+        for server, ls in per_server.items():
+            server.run(command, input="".join(line + "\n" for line in ls))
+
+    def _intfs_by_server(self, intfs) -> dict[Server, list[str]]:
+        owner = self.intf_owners()
+        per_server: dict[Server, list[str]] = {}
+        for intf in intfs:
+            per_server.setdefault(self.server_of(owner[intf]), []).append(intf)
+        return per_server
+
+    def sampler(self, intfs, interval: float = 0.05, counter: str = "tx_bytes", queues: bool = True):
+        from testbed.emulation.cluster_meters import RemoteSampler
+        return RemoteSampler(self._intfs_by_server(intfs), interval, counter=counter, queues=queues)
+
+    def counters(self, intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
+        from testbed.emulation.cluster_meters import read_counters
+        return read_counters(self._intfs_by_server(intfs), tuple(names))
 
     def placed_on(self) -> dict[str, str]:
         """Every node's hostname as its shell reports it: where it really runs."""

@@ -14,6 +14,7 @@ from testbed.core import sh
 from testbed.core.errors import ParamError, TestbedError
 from testbed.emulation import runstate, servers
 from testbed.emulation.controller import MARKER, PROJECT, ControllerProcess
+from testbed.emulation.hosts import RouteQueries
 from testbed.emulation.watchdog import Watchdog
 
 OF_TLS_PORT = 6653
@@ -189,3 +190,25 @@ if ovs-vsctl --timeout=10 get-ssl | grep -q 'hpn-testbed-{state.run_id}/'; then 
 rm -rf /var/run/openvswitch/hpn-testbed-{state.run_id}""", timeout=120)
         done.append(name)
     return f"servers {', '.join(done)}" if done else ""
+
+
+class AttachedRemoteHost(RouteQueries):
+    """A host of a cluster run owned by another process, reached on its server by the PID that
+    holds its namespace (for `trace --fabric RUN`)."""
+
+    def __init__(self, server: Server, pid: int):
+        self.server, self.pid = server, pid
+
+    def run_script(self, script: str) -> str:
+        return self.server.run(shlex.join(["nsenter", "-t", str(self.pid), "-n", "bash", "-c", "set -e\n" + script]))
+
+
+def attached(state):
+    """A running cluster run's hosts (name -> AttachedRemoteHost) and an appctl(switch, *args)
+    that asks the Open vSwitch of the switch's server."""
+    hosts, where = {}, {}
+    for name, entry in state.data["servers"].items():
+        server = Server.recorded(name, entry)
+        hosts.update({h: AttachedRemoteHost(server, pid) for h, pid in entry["hosts"].items()})
+        where.update({b: server for b in entry["bridges"]})
+    return hosts, lambda switch, *args: where[switch].run(shlex.join(["ovs-appctl", *args]))

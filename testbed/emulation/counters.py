@@ -1,9 +1,14 @@
-"""Interface statistics counters (tx_bytes, tx_packets, rx_bytes, ...), read from sysfs.
+"""Interface statistics counters (tx_bytes, tx_packets, rx_bytes, ...) from sysfs, queue
+backlog (bytes in the link's bfifo) from netlink via pyroute2, and the Sampler that reads both.
 
-Switch ports are veth ends in the root namespace, so this reads the emulation's switch side.
+Switch ports are veth ends in the root namespace, so this reads the emulation's switch side on
+this machine; `emu.sampler` and `emu.counters` read them wherever they live (cluster_meters.py).
 """
 from __future__ import annotations
 
+import threading
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SYSFS = Path("/sys/class/net")
@@ -13,3 +18,115 @@ def read(intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
     """intf -> its counters `names`, in that order, for each root-namespace interface."""
     return {i: tuple(int((SYSFS / i / "statistics" / n).read_text()) for n in names)
             for i in intfs}
+
+
+def counter(intf: str, name: str) -> int:
+    """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
+    return read([intf], (name,))[intf][0]
+
+
+def rates(samples) -> list[tuple[float, float]]:
+    """[(t, bytes, ...)] counter samples -> [(t, Mbit/s since the previous sample)]."""
+    return [(round(b[0], 3), (b[1] - a[1]) * 8 / 1e6 / (b[0] - a[0]))
+            for a, b in zip(samples, samples[1:]) if b[0] > a[0]]
+
+
+def summed_rates(series: list[list[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """Add rate series sampled together (same sampler) point by point."""
+    if not series:
+        return []
+    n = min(len(s) for s in series)
+    return [(series[0][k][0], sum(s[k][1] for s in series)) for k in range(n)]
+
+
+def backlog(ipr, index: int) -> int:
+    """Bytes queued in the bfifo under an interface's HTB class (0 if none)."""
+    total = 0
+    for q in ipr.get_qdiscs(index=index):
+        if q.get_attr("TCA_KIND") == "bfifo":
+            stats = q.get_attr("TCA_STATS2")
+            queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
+            total += queue["backlog"] if queue else 0
+    return total
+
+
+@dataclass
+class Sampler:
+    """Samples port bytes and queue backlog of root-namespace interfaces in a thread.
+
+        with emu.sampler(["p0s0r0t0-eth1", ...], interval=0.05) as s: ...
+        s.series["p0s0r0t0-eth1"] -> [(t, tx_bytes, backlog_bytes), ...]
+
+    `counter="rx_bytes"` samples what the switch port received instead: on a host link's switch
+    end, that is what the host sent into the fabric. `t` is seconds since `t0` (time.monotonic).
+    A fabric across servers samples on each server (RemoteSampler, same series).
+    """
+    intfs: list[str]
+    interval: float = 0.05
+    series: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
+    counter: str = "tx_bytes"
+    queues: bool = True            # also read each qdisc's backlog (a netlink dump per interface)
+
+    def open(self) -> None:
+        from pyroute2 import IPRoute
+        self._ipr = IPRoute()
+        self._index = {i: self._ipr.link_lookup(ifname=i)[0] for i in self.intfs}
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        """One sample: each interface's (counter, backlog bytes)."""
+        return {intf: (counter(intf, self.counter), backlog(self._ipr, index) if self.queues else 0)
+                for intf, index in self._index.items()}
+
+    def close(self) -> None:
+        self._ipr.close()
+
+    def __enter__(self) -> "Sampler":
+        self.open()
+        self.series = {i: [] for i in self.intfs}
+        self._stop = threading.Event()
+        self._t0 = self.t0 = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            t = time.monotonic() - self._t0
+            try:
+                self.add(t, self.read())
+            except Exception:   # the interfaces went away under us (a teardown): stop sampling
+                return
+            self._stop.wait(self.interval)
+
+    def add(self, t: float, sample: dict) -> None:
+        for intf, (value, queued) in sample.items():
+            self.series[intf].append((t, value, queued))
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.close()
+
+    def sent(self, intf: str) -> int:
+        s = self.series[intf]
+        return s[-1][1] - s[0][1] if s else 0
+
+    def mean_queue(self, intf: str) -> float:
+        s = self.series[intf]
+        return sum(q for _, _, q in s) / len(s) if s else 0.0
+
+    def max_queue(self, intf: str) -> int:
+        return max((q for _, _, q in self.series[intf]), default=0)
+
+    def rate_series(self, intfs: list[str]) -> list[tuple[float, float]]:
+        """Summed rate of `intfs` in Mbit/s between consecutive samples: [(t at the end, mbps)]."""
+        return summed_rates([rates(self.series[i]) for i in intfs])
+
+    def mean_rate(self, intfs: list[str], start: float, end: float) -> float:
+        """Mean summed rate of `intfs` in Mbit/s over [start, end] (seconds since t0)."""
+        total = 0.0
+        for i in intfs:
+            inside = [(t, b) for t, b, _ in self.series[i] if start <= t <= end]
+            if len(inside) >= 2:
+                total += (inside[-1][1] - inside[0][1]) * 8 / 1e6 / (inside[-1][0] - inside[0][0])
+        return total

@@ -38,9 +38,19 @@ class Faults:
     def _run(self, intf_owner: str, script: str) -> None:
         """Run in the namespace of a node (host name) or in the root namespace (switch name)."""
         if intf_owner in self.emu.fabric.switches:
-            sh.run(script)
+            self.emu.switch_run(intf_owner, script)
         else:
             sh.node_cmd(self.emu.net[intf_owner], script)
+
+    def _set(self, links: list[Link], state: str) -> None:
+        """Carrier of `links` down or up: every switch-side end (a veth peer would follow, but
+        the far end of a VXLAN cut link between servers would not), hosts' ends follow."""
+        lines: dict[str, list[str]] = {}
+        for l in links:
+            for node, intf in ((l.a, l.a_intf), (l.b, l.b_intf)):
+                if node in self.emu.fabric.switches:
+                    lines.setdefault(node, []).append(f"link set {intf} {state}")
+        self.emu.switches_batch("ip -batch -", lines)
 
     def link(self, a: str, b: str | None = None) -> Link:
         """A link by one of its interface names, or by its two end nodes."""
@@ -53,8 +63,7 @@ class Faults:
 
     # ---- link down / up ----
     def link_down(self, link: Link) -> None:
-        # the switch-side end lives in the root namespace; its peer loses carrier with it
-        sh.run(["ip", "link", "set", link.b_intf, "down"])
+        self._set([link], "down")
         self.undo.append((f"link {link.b_intf} up", lambda: self._up(link)))
 
     def link_up(self, link: Link) -> None:
@@ -62,7 +71,7 @@ class Faults:
         self.undo = [(d, f) for d, f in self.undo if d != f"link {link.b_intf} up"]
 
     def _up(self, link: Link) -> None:
-        sh.run(["ip", "link", "set", link.b_intf, "up"])
+        self._set([link], "up")
 
     def flap_train(self, link: Link, count: int, period: float, down_time: float) -> list[float]:
         """`count` flaps, one every `period` s, each down for `down_time` s; returns flap times."""
@@ -105,10 +114,8 @@ class Faults:
     # ---- a whole switch ----
     def switch_down(self, switch: str) -> list[Link]:
         links = [l for l in self.emu.fabric.links if switch in (l.a, l.b)]
-        intfs = [l.a_intf if l.a == switch else l.b_intf for l in links]
-        sh.run("ip -batch -", input="".join(f"link set {i} down\n" for i in intfs))
-        self.undo.append((f"switch {switch} up",
-                          lambda: sh.run("ip -batch -", input="".join(f"link set {i} up\n" for i in intfs))))
+        self._set(links, "down")
+        self.undo.append((f"switch {switch} up", lambda: self._set(links, "up")))
         return links
 
     def switch_up(self, switch: str) -> None:

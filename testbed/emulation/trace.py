@@ -36,23 +36,28 @@ def trace_flow(in_port: int, src: Nic, dst: Nic, proto: str, sport: int, dport: 
             f"nw_dst={dst.ip},nw_ttl=64,{proto}_src={sport},{proto}_dst={dport}")
 
 
+def local_appctl(switch: str, *args: str) -> str:
+    """ovs-appctl on this machine's Open vSwitch (`switch` says which one: here, always ours)."""
+    return sh.run(["ovs-appctl", *args])
+
+
 def switch_out_port(switch: str, in_port: int, src: Nic, dst: Nic, proto: str, sport: int,
-                    dport: int) -> int | None:
+                    dport: int, appctl=local_appctl) -> int | None:
     flow = trace_flow(in_port, src, dst, proto, sport, dport)
-    out = sh.run(["ovs-appctl", "ofproto/trace", switch, flow])
+    out = appctl(switch, "ofproto/trace", switch, flow)
     ports = re.findall(r"\boutput:(\d+)", out)
     return int(ports[-1]) if ports else None
 
 
 def trace(fabric: Fabric, hosts, src: Nic, dst: Nic, proto: str = "tcp", sport: int = 40000,
-          dport: int = 5201) -> list[Hop]:
+          dport: int = 5201, appctl=local_appctl) -> list[Hop]:
     """The hops of one 5-tuple from `src` to `dst`; `hosts[name]` answers `route_dev`
-    (testbed.emulation.hosts)."""
+    (testbed.emulation.hosts); `appctl(switch, *args)` runs ovs-appctl where `switch` lives."""
     port = first_port(hosts, src, dst, proto, sport, dport)
     link = fabric.host_link(port)
 
     def out_port(switch: str, in_port: int) -> int | None:
-        return switch_out_port(switch, in_port, src, dst, proto, sport, dport)
+        return switch_out_port(switch, in_port, src, dst, proto, sport, dport, appctl)
     try:
         return walk(fabric, (link.b, link.b_port), out_port)
     except LoopError:
@@ -61,4 +66,4 @@ def trace(fabric: Fabric, hosts, src: Nic, dst: Nic, proto: str = "tcp", sport: 
 
 def emulation_trace(emu, src: Nic, dst: Nic, **kw) -> list[Hop]:
     """trace() on a running Emulation."""
-    return trace(emu.fabric, emu.net, src, dst, **kw)
+    return trace(emu.fabric, emu.net, src, dst, appctl=emu.appctl, **kw)

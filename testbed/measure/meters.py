@@ -1,128 +1,24 @@
 """Measurement: per-port bytes and rates, queue length, failover gaps, CPU headroom.
 
-Switch ports are veth ends in the root namespace, so their counters and qdiscs are read there:
-bytes from sysfs, queue backlog (bytes in the link's bfifo) from netlink via pyroute2.
+Port counters and queue backlogs are sampled by testbed.emulation.counters (Sampler, through
+`emu.sampler`: it knows where the ports live); this module adds what is computed from them.
 """
 from __future__ import annotations
 
 import re
-import threading
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
-from testbed.emulation import counters
 from testbed.emulation.build import Emulation
+from testbed.emulation.counters import Sampler, counter, rates, summed_rates  # noqa: F401  (re-exported)
 from testbed.model.fabric import Nic
 
 
-def tx_bytes(intf: str) -> int:
-    return counter(intf, "tx_bytes")
-
-
-def counter(intf: str, name: str) -> int:
-    """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
-    return counters.read([intf], (name,))[intf][0]
-
-
-def port_bytes(intfs: list[str]) -> dict[str, int]:
-    """Bytes sent so far by each root-namespace interface (a switch port's egress)."""
-    return {i: n for i, (n,) in counters.read(intfs).items()}
-
-
-def backlog(ipr, index: int) -> int:
-    """Bytes queued in the bfifo under an interface's HTB class (0 if none)."""
-    total = 0
-    for q in ipr.get_qdiscs(index=index):
-        if q.get_attr("TCA_KIND") == "bfifo":
-            stats = q.get_attr("TCA_STATS2")
-            queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
-            total += queue["backlog"] if queue else 0
-    return total
-
-
-@dataclass
-class Sampler:
-    """Samples port bytes and queue backlog of root-namespace interfaces in a thread.
-
-        with Sampler(["p0s0r0t0-eth1", ...], interval=0.05) as s: ...
-        s.series["p0s0r0t0-eth1"] -> [(t, tx_bytes, backlog_bytes), ...]
-
-    `counter="rx_bytes"` samples what the switch port received instead: on a host link's switch
-    end, that is what the host sent into the fabric. `t` is seconds since `t0` (time.monotonic).
-    """
-    intfs: list[str]
-    interval: float = 0.05
-    series: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
-    counter: str = "tx_bytes"
-    queues: bool = True            # also read each qdisc's backlog (a netlink dump per interface)
-
-    def __enter__(self) -> "Sampler":
-        from pyroute2 import IPRoute
-        self._ipr = IPRoute()
-        self._index = {i: self._ipr.link_lookup(ifname=i)[0] for i in self.intfs}
-        self.series = {i: [] for i in self.intfs}
-        self._stop = threading.Event()
-        self._t0 = self.t0 = time.monotonic()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            t = time.monotonic() - self._t0
-            try:
-                for intf, index in self._index.items():
-                    self.series[intf].append((t, counter(intf, self.counter),
-                                              backlog(self._ipr, index) if self.queues else 0))
-            except Exception:   # the interfaces went away under us (a teardown): stop sampling
-                return
-            self._stop.wait(self.interval)
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        self._ipr.close()
-
-    def sent(self, intf: str) -> int:
-        s = self.series[intf]
-        return s[-1][1] - s[0][1] if s else 0
-
-    def mean_queue(self, intf: str) -> float:
-        s = self.series[intf]
-        return sum(q for _, _, q in s) / len(s) if s else 0.0
-
-    def max_queue(self, intf: str) -> int:
-        return max((q for _, _, q in self.series[intf]), default=0)
-
-    def rate_series(self, intfs: list[str]) -> list[tuple[float, float]]:
-        """Summed rate of `intfs` in Mbit/s between consecutive samples: [(t at the end, mbps)]."""
-        return summed_rates([rates(self.series[i]) for i in intfs])
-
-    def mean_rate(self, intfs: list[str], start: float, end: float) -> float:
-        """Mean summed rate of `intfs` in Mbit/s over [start, end] (seconds since t0)."""
-        total = 0.0
-        for i in intfs:
-            inside = [(t, b) for t, b, _ in self.series[i] if start <= t <= end]
-            if len(inside) >= 2:
-                total += (inside[-1][1] - inside[0][1]) * 8 / 1e6 / (inside[-1][0] - inside[0][0])
-        return total
-
-
-def rates(samples) -> list[tuple[float, float]]:
-    """[(t, bytes, ...)] counter samples -> [(t, Mbit/s since the previous sample)]."""
-    return [(round(b[0], 3), (b[1] - a[1]) * 8 / 1e6 / (b[0] - a[0]))
-            for a, b in zip(samples, samples[1:]) if b[0] > a[0]]
-
-
-def summed_rates(series: list[list[tuple[float, float]]]) -> list[tuple[float, float]]:
-    """Add rate series sampled together (same sampler) point by point."""
-    if not series:
-        return []
-    n = min(len(s) for s in series)
-    return [(series[0][k][0], sum(s[k][1] for s in series)) for k in range(n)]
+def port_bytes(emu: Emulation, intfs: list[str]) -> dict[str, int]:
+    """Bytes sent so far by each switch-side interface (a switch port's egress)."""
+    return {i: n for i, (n,) in emu.counters(intfs).items()}
 
 
 def iperf_intervals(result: dict, offset: float = 0.0) -> dict:

@@ -12,11 +12,12 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 from testbed.core import sh
-from testbed.core.wait import wait_for
+from testbed.core.wait import sleep_until, wait_for
 from testbed.emulation import runstate, servers
 from testbed.model import make_fabric
 from testbed.model.placement import place
@@ -133,6 +134,18 @@ def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
         for line in proc.stdout:
             if "press Ctrl-C" in line:
                 break
+        # `trace` attaches to the running cluster run: hosts and switches asked on their servers
+        (run_id,) = [r.run_id for r in runstate.runs() if runstate.alive(r)]
+        fab = make_fabric("mpft")
+        src = fab.nics()[0]
+        dst = next(n for n in reversed(fab.nics()) if fab.reachable(src, n))   # NIC 0's plane
+        placement = place(fab, NAMES)
+        assert placement.server_of(src.host) != placement.server_of(dst.host)
+        out = hpn("trace", "--fabric", run_id, src.ip, dst.ip, "--json")
+        assert out.returncode == 0, out.stdout + out.stderr
+        hops = json.loads(out.stdout)["hops"]
+        assert {placement.server_of(h["switch"]) for h in hops} == set(NAMES), hops
+        assert hops[-1]["out_port"] == fab.host_link(dst.ports[0]).b_port
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         assert any(server_inventory(n)["bridges"] for n in NAMES), "the killed run left bridges"
@@ -145,6 +158,8 @@ def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=10)
+            hpn("clean")
 
 
 def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
@@ -170,5 +185,68 @@ def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
         if result["verdict"] != "invalid":
             break
     assert result["verdict"] == "reproduced", result["measured"]
+    for name in NAMES:
+        assert server_inventory(name)["bridges"] == [], name
+
+
+def test_a_failed_cut_link_reroutes_and_the_flow_goes_on(two_servers):
+    """A TCP flow from a host on one server to one on the other, over tier 3; the cut uplink its
+    trace takes fails mid-flow: the trace moves to another link, the flow keeps delivering."""
+    from testbed.emulation.cluster import ClusterEmulation
+    from testbed.emulation.faults import Faults
+    from testbed.emulation.trace import emulation_trace
+    from testbed.measure.checks import farthest_pair
+    from testbed.workload import traffic
+
+    def cut_links_on(hops):
+        return [l for h in hops for l in emu.placement.cut
+                if (h.switch, h.out_port) in ((l.a, l.a_port), (l.b, l.b_port))]
+
+    with ClusterEmulation(make_fabric("hpn"), servers=NAMES) as emu, Faults(emu) as faults:
+        src, dst = farthest_pair(emu)
+        assert emu.placement.server_of(src.host) != emu.placement.server_of(dst.host)
+        hops = emulation_trace(emu, src, dst)
+        (failed, *_) = cut_links_on(hops)
+        delivered = [emu.fabric.host_link(p).b_intf for p in dst.ports]
+        traffic.start_server(emu, dst, 5201)
+        with emu.sampler(delivered, interval=0.2, queues=False) as sampler:
+            client = traffic.start_client(emu, traffic.Flow(src, dst), 10)
+            wait_for("the flow to deliver", lambda: sum(map(sampler.sent, delivered)) > 0, 10, 0.1)
+            first = time.monotonic()
+            sleep_until(first + 3)     # the fault's schedule: 3 s of flow to compare with
+            faults.link_down(failed)
+            t_fail = time.monotonic() - sampler.t0
+            wait_for("the trace to leave the failed link",
+                     lambda: failed not in cut_links_on(emulation_trace(emu, src, dst)), 10, 0.2)
+            result = traffic.wait_client(emu, client, 30)
+            end = time.monotonic() - sampler.t0
+        rerouted = emulation_trace(emu, src, dst)
+        assert rerouted[-1].out_port == emu.fabric.host_link(dst.ports[0]).b_port or \
+            rerouted[-1].out_port == emu.fabric.host_link(dst.ports[-1]).b_port, rerouted
+        rate_before = sampler.mean_rate(delivered, first + 1 - sampler.t0, t_fail)
+        rate_after = sampler.mean_rate(delivered, t_fail + 2, end)
+        assert traffic.received_mbps(result) > 0
+        assert rate_after >= 0.5 * rate_before > 0, (rate_before, rate_after)
+
+
+def run_quick(name, *args, tries=3):
+    """`run NAME --quick` (extra args); retried only while "invalid" (a busy CPU)."""
+    for _ in range(tries):
+        out = hpn("run", name, "--quick", "--json", *args)
+        assert out.stdout, out.stderr[-3000:]
+        (result,) = json.loads(out.stdout)
+        if result["verdict"] != "invalid":
+            break
+    return result
+
+
+def test_hash_polarization_gives_the_same_verdict_on_one_and_two_servers(two_servers, tmp_path):
+    """clos3's two pods across the servers (the core with pod 1): the same flows, the same
+    verdict. Half the rate and half the bytes on both: the same transfer time, less CPU."""
+    knobs = ["--set", "scale=0.025", "--set", "bytes_per_flow=75000", "--out", str(tmp_path)]
+    here = run_quick("hash-polarization", *knobs)
+    there = run_quick("hash-polarization", *knobs, "--servers", ",".join(NAMES))
+    assert here["verdict"] == there["verdict"] == "reproduced", \
+        f"one server: {here['verdict']}: {here['measured']}\ntwo: {there['verdict']}: {there['measured']}"
     for name in NAMES:
         assert server_inventory(name)["bridges"] == [], name

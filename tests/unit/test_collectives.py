@@ -5,6 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from testbed.core.errors import ParamError
+from testbed.emulation import counters
 from testbed.model import make_fabric
 from testbed.workload import collectives as C
 from testbed.workload.collectives import delivery, patterns
@@ -172,7 +173,7 @@ def test_every_public_name_is_reachable_from_the_package():
 def test_delivered_payload_is_wire_bytes_less_headers():
     # the loopback interface stands in for a switch port facing a host
     link = SimpleNamespace(b_intf="lo")
-    emu = SimpleNamespace(fabric=SimpleNamespace(host_links=lambda: [link]))
+    emu = SimpleNamespace(fabric=SimpleNamespace(host_links=lambda: [link]), counters=counters.read)
     before = C.host_port_counters(emu)
     assert set(before) == {"lo"} and all(isinstance(v, int) for v in before["lo"])
     after = {"lo": (before["lo"][0] + 10 * delivery.HEADER_BYTES + 5000, before["lo"][1] + 10)}

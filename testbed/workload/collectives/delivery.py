@@ -1,8 +1,6 @@
 """What the fabric delivered to hosts, from the counters of the switch ports facing them."""
 from __future__ import annotations
 
-from testbed.emulation import counters
-
 HEADER_BYTES = 14 + 20 + 32   # Ethernet + IPv4 + TCP with timestamps: what a data-less segment costs
 
 
@@ -10,7 +8,7 @@ def host_port_counters(emu) -> dict[str, tuple[int, int]]:
     """Switch ports facing hosts (root namespace): intf -> (tx_bytes, tx_packets): what the
     fabric delivered to hosts."""
     intfs = [l.b_intf for l in emu.fabric.host_links()]
-    return counters.read(intfs, ("tx_bytes", "tx_packets"))
+    return emu.counters(intfs, ("tx_bytes", "tx_packets"))
 
 
 def delivered_payload(before: dict, after: dict) -> int:
