@@ -264,6 +264,8 @@ def dual_and_single(variant, setup: dict, single: bool = True) -> dict:
             continue
         measured = variant(single_tor)
         figures["setup"][short] = measured.pop("setup")
-        figures["series"][label] = measured.pop("series")
+        series = measured.pop("series")      # one series, or several by name
+        for name, points in (series.items() if isinstance(series, dict) else [(None, series)]):
+            figures["series"][f"{label}: {name}" if name else label] = points
         figures[key] = measured
     return figures

@@ -80,14 +80,18 @@ def moving_mean(points: list, n: int) -> list:
 
 
 def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, float]], window_label: str,
-                   levels: dict[str, float] | None = None, smooth: int = 1) -> bool:
+                   levels: dict[str, float] | None = None, smooth: int = 1,
+                   unmeasured: list[tuple[float, float]] = ()) -> bool:
     """The series of a fault run over time, each fault window shaded, and the levels the theory
-    expects (name -> y) as dashed lines over the fault; `smooth` > 1: a moving mean of that many."""
+    expects (name -> y) as dashed lines over the fault; `smooth` > 1: a moving mean of that many;
+    `unmeasured`: stretches the judgement leaves out (the datapath paused), shaded grey."""
     if not any(result.series.values()):
         return False
     fig, ax = figure(scenario, result)
     for k, (start, end) in enumerate(windows):
         shade(ax, start, end, window_label if k == 0 else None)
+    for k, (start, end) in enumerate(unmeasured):
+        shade(ax, start, end, "not measured (the datapath paused)" if k == 0 else None, colour="grey")
     if smooth > 1:      # the samples faintly, their moving mean plainly
         ax.set_title(f"faint: the samples; solid: their {smooth}-sample moving mean", fontsize=8)
         lines(ax, {f"_{name}": points for name, points in result.series.items()}, alpha=0.3)

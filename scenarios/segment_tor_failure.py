@@ -121,7 +121,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
     Knobs = SegmentKnobs
     base: ClassVar[dict] = {**preset("hpn", "segment"), "scale": SCALE}
     x_label = "time since the ToR failed (s)"
-    y_label = "segment delivered (Mbit/s)"
+    y_label = "segment total (Mbit/s)"
 
     def single_baseline(self) -> bool:
         return self.knobs.single_tor_baseline
@@ -160,7 +160,8 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
                                                  round(resumed_repair - t_repair, 2)],
                             "datagrams_sent": sum(s for s, _ in counts),
                             "datagrams_dropped": sum(d for _, d in counts), "cpu_busy": round(busy, 3)})
-            series = [[round(x - t_fault, 2), round(v, 3)] for x, v in sampler.rate_series(down)]
+            series = {name: [[round(x - t_fault, 2), round(v, 3)] for x, v in meter.rate_series(down)]
+                      for name, meter in (("sent into the ToRs", sent), ("delivered", sampler))}
             return {**figures, "series": series, "setup": emu.describe()}
 
     def measure(self, sent: Sampler, delivered: Sampler, fab, per_nic: dict, base: tuple, during: tuple,
@@ -240,4 +241,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         dual = result.figures["dual_tor"]
         levels = {f"expected during the fault ({result.figures['expected_kept']:.2%} kept)":
                   dual["baseline_mbps"] * result.figures["expected_kept"]}
-        return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels)
+        fault_at, repair = dual["datapath_pause_s"]
+        paused = [(0.0, fault_at), (fault, fault + repair)]
+        return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels,
+                                    unmeasured=paused)

@@ -85,15 +85,13 @@ def chosen_runs(args) -> list:
     """Every NAME as a configured scenario or experiment, checked before anything runs."""
     import scenarios
     from scenarios import experiments
+    from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
     settings = parse_settings(args.set)
     if args.repeat < 1:
         raise ParamError(f"--repeat {args.repeat}: must be 1 or more")
     names = args.names or scenarios.TOUR
-    servers = getattr(args, "servers", None)
-    if isinstance(servers, int):
-        raise ParamError(f"--servers {servers}: name the servers (e.g. hpn-srv1,hpn-srv2; "
-                         "`hpn-testbed servers list`)")
+    servers = servers_of(args)
     toml = [n for n in names if n.endswith(".toml")]
     if servers and toml:
         raise ParamError(f"--servers: not supported for experiment files ({', '.join(toml)}); "
@@ -107,12 +105,13 @@ def chosen_runs(args) -> list:
 
 
 def cmd_run(args) -> int:
+    from testbed.cli.up import servers_of
     from testbed.emulation.cluster import on_servers
     if args.help:
         return show_help(args)
     check_output("--out", args.out, directory=True)     # before any scenario starts
     runs = chosen_runs(args)                             # bad names and parameters fail here
-    with on_servers(getattr(args, "servers", None)):     # none: every scenario on this machine
+    with on_servers(servers_of(args)):     # none: every scenario on this machine
         return run_all(runs, args)
 
 

@@ -50,16 +50,13 @@ def add_servers_arg(parser) -> None:
                              "groups or pods on each, cut links as VXLAN")
 
 
-def make_emulation(fab, options, servers):
-    """The builder for one machine, or for several servers when `servers` names them."""
-    if not servers:
-        from testbed.emulation.build import Emulation
-        return Emulation(fab, options)
+def servers_of(args) -> tuple[str, ...]:
+    """The servers `--servers` names (none: this machine); a bare count is refused."""
+    servers = getattr(args, "servers", None)
     if isinstance(servers, int):
         raise ParamError(f"--servers {servers}: name the servers (e.g. hpn-srv1,hpn-srv2; "
                          "`hpn-testbed servers list`)")
-    from testbed.emulation.cluster import ClusterEmulation
-    return ClusterEmulation(fab, options, servers=servers)
+    return tuple(servers or ())
 
 
 def routing_options(args, fabric) -> dict:
@@ -80,12 +77,13 @@ def routing_options(args, fabric) -> dict:
 
 def cmd_up(args) -> int:
     from testbed.emulation.build import Options
+    from testbed.emulation.cluster import make_emulation, on_servers
     from testbed.measure import checks
     from testbed.model import make_fabric
     fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
     options = Options(routing=routing_options(args, fab), detector=args.detector,
                       miswire=tuple(args.miswire))
-    with make_emulation(fab, options, getattr(args, "servers", None)) as emu:
+    with on_servers(servers_of(args)), make_emulation(fab, options) as emu:
         info = emu.describe()
         results = []
         if args.check:
