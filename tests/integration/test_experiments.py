@@ -1,7 +1,6 @@
 """Experiment files through the command line: every file in experiments/ runs (the README's example,
 experiments/nic0-link-down.toml, loses about 1/6 during its fault); a malformed file exits 2 with
 one line naming the file, the line and the key, before anything is created."""
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from testbed.emulation import runstate
+
+from .conftest import run_until_valid
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,11 +23,7 @@ def hpn_testbed(*args, timeout=600):
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_every_experiment_file_runs(tmp_path, path):
-    for _ in range(3):      # a run the CPU limited is invalid: run it again (bounded)
-        proc = hpn_testbed("run", str(path), "--json", "--out", str(tmp_path))
-        (result,) = json.loads(proc.stdout)
-        if result["verdict"] != "invalid":
-            break
+    proc, (result,) = run_until_valid(str(path), "--out", str(tmp_path), timeout=600)
     assert result["verdict"] == "measured" and proc.returncode == 0, proc.stderr[-2000:]
     figures = result["figures"]
     assert figures["throughput"] and all(item["phases_mbps"]["before"] for item in figures["throughput"].values())

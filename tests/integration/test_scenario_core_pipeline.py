@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import wait_for_headroom
+from .conftest import run_until_valid
 
 pytestmark = pytest.mark.integration
 
@@ -16,14 +16,7 @@ pytestmark = pytest.mark.integration
 def run(tmp_path, *settings):
     """A quick run through the CLI, again (at most three times) while it is invalid: a busy CPU
     measured the emulator, not the fabric."""
-    for _ in range(3):
-        wait_for_headroom(240)
-        proc = subprocess.run([sys.executable, "-m", "testbed", "run", "core-pipeline", "--quick", "--json",
-                               "--out", str(tmp_path), *settings], check=False, capture_output=True, text=True,
-                              timeout=400)
-        (result,) = json.loads(proc.stdout)
-        if result["verdict"] != "invalid":
-            break
+    proc, (result,) = run_until_valid("core-pipeline", "--quick", "--out", str(tmp_path), *settings)
     return proc, result
 
 

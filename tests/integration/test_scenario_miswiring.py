@@ -3,14 +3,13 @@ answers, rail 0 loses most of its throughput over the core, the wiring check nam
 two swapped cables before any traffic), and swap=rail (a detour over tier 2, nothing lost)."""
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from testbed.emulation import runstate
 
-from .conftest import wait_for_headroom
+from .conftest import run_until_valid, sets
 
 pytestmark = pytest.mark.integration
 
@@ -18,14 +17,7 @@ pytestmark = pytest.mark.integration
 def run_quick(out: Path, *settings: str) -> tuple[dict, subprocess.CompletedProcess]:
     """`run miswiring --quick`, again (at most 3 times) only while the verdict is invalid: the CPU,
     not the fabric, was the bottleneck."""
-    sets = [arg for s in settings for arg in ("--set", s)]
-    for _ in range(3):
-        wait_for_headroom(240)
-        proc = subprocess.run([sys.executable, "-m", "testbed", "run", "miswiring", "--quick", "--json",
-                               "--out", str(out), *sets], check=False, capture_output=True, text=True, timeout=300)
-        (result,) = json.loads(proc.stdout)
-        if result["verdict"] != "invalid":
-            break
+    proc, (result,) = run_until_valid("miswiring", "--quick", "--out", str(out), *sets(*settings), timeout=300)
     return result, proc
 
 

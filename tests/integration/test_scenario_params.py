@@ -9,7 +9,7 @@ import pytest
 
 from testbed.emulation import runstate
 
-from .conftest import wait_for_headroom
+from .conftest import run_until_valid, wait_for_headroom
 
 pytestmark = pytest.mark.integration
 
@@ -17,17 +17,6 @@ pytestmark = pytest.mark.integration
 def hpn_testbed(*args, timeout=600):
     return subprocess.run([sys.executable, "-m", "testbed", *args], check=False, capture_output=True,
                           text=True, timeout=timeout)
-
-
-def run_until_valid(args, attempts=3):
-    """A scenario run through the CLI with --json, again (a bounded number of times) while invalid."""
-    for _ in range(attempts):
-        wait_for_headroom()
-        proc = hpn_testbed(*args, "--json")
-        results = json.loads(proc.stdout or "[]")
-        if results and all(r.get("verdict") != "invalid" for r in results):
-            break
-    return proc, results
 
 
 @pytest.mark.parametrize("bad,reason", [
@@ -57,8 +46,8 @@ def test_run_name_help_lists_the_knobs_with_defaults():
 
 
 def test_three_nics_expect_a_loss_of_one_sixth(tmp_path):
-    proc, (result,) = run_until_valid(["run", "dual-tor-link-failure", "--quick", "--set", "nics=3",
-                                       "--out", str(tmp_path)])
+    proc, (result,) = run_until_valid("dual-tor-link-failure", "--quick", "--set", "nics=3",
+                                      "--out", str(tmp_path), timeout=600)
     figures = result["figures"]
     assert figures["expected_loss_dual"] == round(1 / 6, 3) and figures["dual_tor"]["nics"] == 3
     assert "1/(2 x 3 NICs) = 16.7%" in result["expectation"]

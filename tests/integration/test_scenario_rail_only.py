@@ -1,8 +1,6 @@
 """C13 on real OVS: a rail-only fabric passes its bring-up checks and has no path between rails in
 a pod; the rail-only scenario reproduces, at its defaults and with four NICs per host."""
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +8,7 @@ import pytest
 from testbed.measure import checks
 from testbed.workload import traffic
 
-from .conftest import wait_for_headroom
+from .conftest import run_until_valid, sets
 
 pytestmark = pytest.mark.integration
 
@@ -28,15 +26,8 @@ def test_railonly_passes_its_checks_and_keeps_rails_apart(up):
 
 def run_quick(tmp_path, *settings):
     """`run rail-only --quick`, again (at most 3 times) only when a busy CPU made it invalid."""
-    args = [x for s in settings for x in ("--set", s)]
-    for _ in range(3):
-        wait_for_headroom(240)
-        proc = subprocess.run([sys.executable, "-m", "testbed", "run", "rail-only", "--quick", "--json",
-                               "--out", str(tmp_path), *args], capture_output=True, text=True,
-                              timeout=300, check=False)
-        (result,) = json.loads(proc.stdout)
-        if result["verdict"] != "invalid":
-            break
+    proc, (result,) = run_until_valid("rail-only", "--quick", "--out", str(tmp_path), *sets(*settings),
+                                      timeout=300)
     return proc, result
 
 

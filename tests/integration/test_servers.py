@@ -22,6 +22,8 @@ from testbed.emulation import runstate, servers
 from testbed.model import make_fabric
 from testbed.model.placement import place
 
+from .conftest import run_until_valid
+
 pytestmark = pytest.mark.integration
 NAMES = ["hpn-srv1", "hpn-srv2"]
 
@@ -229,23 +231,12 @@ def test_a_failed_cut_link_reroutes_and_the_flow_goes_on(two_servers):
         assert rate_after >= 0.5 * rate_before > 0, (rate_before, rate_after)
 
 
-def run_quick(name, *args, tries=3):
-    """`run NAME --quick` (extra args); retried only while "invalid" (a busy CPU)."""
-    for _ in range(tries):
-        out = hpn("run", name, "--quick", "--json", *args)
-        assert out.stdout, out.stderr[-3000:]
-        (result,) = json.loads(out.stdout)
-        if result["verdict"] != "invalid":
-            break
-    return result
-
-
 def test_hash_polarization_gives_the_same_verdict_on_one_and_two_servers(two_servers, tmp_path):
     """clos3's two pods across the servers (the core with pod 1): the same flows, the same
     verdict. Half the rate and half the bytes on both: the same transfer time, less CPU."""
     knobs = ["--set", "scale=0.025", "--set", "bytes_per_flow=75000", "--out", str(tmp_path)]
-    here = run_quick("hash-polarization", *knobs)
-    there = run_quick("hash-polarization", *knobs, "--servers", ",".join(NAMES))
+    _, (here,) = run_until_valid("hash-polarization", "--quick", *knobs)
+    _, (there,) = run_until_valid("hash-polarization", "--quick", *knobs, "--servers", ",".join(NAMES))
     assert here["verdict"] == there["verdict"] == "reproduced", \
         f"one server: {here['verdict']}: {here['measured']}\ntwo: {there['verdict']}: {there['measured']}"
     for name in NAMES:
