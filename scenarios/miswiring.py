@@ -22,7 +22,9 @@ a run is invalid) on this shared 2-core machine; at 0.02, 58-74%.
   on the rail's ToR pair, so host 0's NIC has both ports on the plane-1 ToR and host 1's both on
   the plane-0 ToR. HPN's ToRs learn each NIC where its ARP arrives, so every NIC stays
   reachable (ping passes), but the rail's traffic between the two hosts now takes the wrong ToR:
-  the planes meet only at the core, and it queues on the 15:1 core links.
+  the planes meet only at the core, and it queues on the 15:1 core links. (Our core joins the
+  two planes; a real HPN core keeps them apart too, where this swap would cut the pair off
+  instead of slowing it: the wiring check, which names the two cables, catches it either way.)
 - `rail`: host 0's rail-0 and rail-1 port 0 swap ToRs: each rail's traffic detours over tier 2,
   whose links are as fast as a NIC's, so on an idle fabric nothing is lost (it would queue
   behind other traffic there).

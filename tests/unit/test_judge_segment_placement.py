@@ -10,6 +10,8 @@ from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.workload import collectives as C
 
+from .conftest import put
+
 
 def placement(completion, busy, tier2=None, wire=None):
     return {"completion_s": completion, "tier2_bytes": tier2 or [None] * len(completion),
@@ -35,16 +37,6 @@ def recorded():
         "setup": {"knobs": {"size": 500_000, "job_hosts": 4, "width": 2, "loads": [0.75, 1.0],
                             "bg_hosts": 2, "streams": 2, "repetitions": 3}},
         "series": {}}
-
-
-def put(path, value):
-    def change(figures):
-        *parents, last = path.split(".")
-        node = figures
-        for key in parents:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        node[int(last) if isinstance(node, list) else last] = value
-    return change
 
 
 def spread_like_inside(figures):

@@ -13,6 +13,8 @@ import scenarios
 from scenarios import harness
 from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
 
+from .conftest import put
+
 # ---- recorded figures, one function per scenario ----
 
 def hash_polarization():
@@ -126,17 +128,6 @@ RECORDED = {"hash-polarization": hash_polarization, "dual-plane-balance": dual_p
 # ---- what a failed or invalid run changes ----
 
 YES, NO = REPRODUCED, NOT_REPRODUCED
-
-def put(path: str, value):
-    """A change to recorded figures: the value at a dotted path ("dual_tor.loss", "rows.1.error")."""
-    def change(figures):
-        *parents, last = path.split(".")
-        node = figures
-        for key in parents:
-            node = node[int(key)] if isinstance(node, list) else node[key]
-        node[int(last) if isinstance(node, list) else last] = value
-    return change
-
 
 def busy(value):
     """Set every CPU busy fraction the figures hold."""
