@@ -205,10 +205,16 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         recovered = harness.ratio(dual["repaired_mbps"], dual["baseline_mbps"], 0.0)
         runs = [r for r in (dual, single) if r]
         window = figures["setup"].get("window_s", 5.0)
-        ok_valid = (valid(*(r["cpu_busy"] for r in runs))
-                    and all(r["baseline_mbps"] >= SATURATED * r["capacity_mbps"] for r in runs)
-                    and all(r["measured_s"][1] >= 2 * window and r["measured_s"][2] >= 3 for r in runs)
-                    and all(r["delivered_mbps"][0] >= SATURATED * r["baseline_mbps"] for r in runs))
+        why_invalid = [why for bad, why in (
+            (not valid(*(r["cpu_busy"] for r in runs)), "the CPU was saturated"),
+            (any(r["baseline_mbps"] < SATURATED * r["capacity_mbps"] for r in runs),
+             "the hosts did not fill their ports before the fault"),
+            (any(r["measured_s"][1] < 2 * window or r["measured_s"][2] < 3 for r in runs),
+             "the NICs the fault does not touch were not back at 80% for long enough to measure "
+             "(the userspace datapath, one thread, set the rate: not the fabric)"),
+            (any(r["delivered_mbps"][0] < SATURATED * r["baseline_mbps"] for r in runs),
+             "the ToRs delivered less than the hosts sent before the fault")) if bad]
+        ok_valid = not why_invalid
         dual_ok = abs(kept - expected) <= BAND and not dual["stopped_nics"] and recovered >= RECOVERED
         single_kept = single and harness.ratio(single["nic0_during_mbps"], single["nic0_baseline_mbps"], 0.0)
         single_ok = single is None or single_kept <= STOPPED
@@ -223,6 +229,8 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
                       f"{dual['datapath_pause_s'][1]:.1f} s at the repair (not measured); CPU {dual['cpu_busy']:.0%} busy")
         if single:
             measured += f"; single-ToR: NIC 0 of every host kept {single_kept:.1%}"
+        if why_invalid:
+            measured += "; not a valid measurement: " + "; ".join(why_invalid)
         return Judgement(
             verdict(dual_ok and single_ok, ok_valid),
             expectation=(f"all {dual['nics']} NICs send at full port rate; {TOR} carries {dual['ports_on_tor']} "
