@@ -12,7 +12,11 @@ The quick version runs M = 1, 4, 8 with 8 tokens per GPU, as the full one does: 
 layer lasted 0.45 s and the transfer agents' start-up on nine hosts alone kept the CPUs 90-94%
 busy during it (invalid, on an idle machine, in three tours in a row); with 8 it lasts 0.65 s at
 85-89% (three runs), still close to the 90% line: M=1's CPU is mostly the agents' start-up (four
-phases, each starting an agent on every host), not the fabric's forwarding.
+phases, each starting an agent on every host), not the fabric's forwarding. So a layer shorter
+than STARTUP_S does not need CPU headroom as long as its bytes are right: what is judged is bytes,
+which a saturated CPU can only inflate (retransmissions), and the tolerance catches that; a short
+layer with a busy CPU *and* a wrong byte count is invalid, not "not reproduced". (It was invalid in
+5 of 5 runs of `--repeat 5` on an idle machine at 0.92 busy, its bytes within 0.1%.)
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from testbed.workload import collectives as C
 SCALE = 0.01          # 400G -> 4 Mbit/s: 18 NICs stay well within what the datapath forwards
 HIDDEN, BD, BC = 7000, 1, 2
 TOLERANCE = 0.05
+STARTUP_S = 2.0       # a layer shorter than this is mostly its agents starting (see above)
 
 
 @dataclass(frozen=True)
@@ -94,8 +99,10 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
         worst = max(abs(x["error"]) for x in rows)
         at4 = next((x for x in rows if x["M"] == 4), None)
         hidden = self.knobs_of(figures).hidden
+        measured_cpu = [x["cpu_busy"] for x in rows
+                        if x["completion_s"] >= STARTUP_S or abs(x["error"]) > TOLERANCE]
         return Judgement(
-            verdict(worst <= TOLERANCE, valid(*(x["cpu_busy"] for x in rows))),
+            verdict(worst <= TOLERANCE, valid(*measured_cpu)),
             expectation=(f"per token per layer M x {hidden} x ({BD} + {BC}) bytes: "
                          + ", ".join(f"M={x['M']}: {x['formula_bytes'] / 1000:g} KB" for x in rows)
                          + f", within {TOLERANCE:.0%}"),

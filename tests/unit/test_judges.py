@@ -65,7 +65,7 @@ def node_limited_moe():
     def row(m, measured, busy):
         formula = m * 7000 * 3
         return {"M": m, "formula_bytes": formula, "measured_bytes": measured,
-                "error": round(measured / formula - 1, 4), "completion_s": 0.5 * m, "cpu_busy": busy}
+                "error": round(measured / formula - 1, 4), "completion_s": 0.7 * m, "cpu_busy": busy}
     return {"rows": [row(1, 21015, 0.62), row(4, 84825, 0.459), row(8, 169950, 0.319)],
             "setup": {"tokens_per_gpu": 4}, "series": {}}
 
@@ -171,7 +171,11 @@ CASES = [
      INVALID),
     ("node-limited-moe", "recorded", [], YES),
     ("node-limited-moe", "M=4 moves 8% too many bytes", [put("rows.1.error", 0.08)], NO),
-    ("node-limited-moe", "CPU saturated at M=1", [put("rows.0.cpu_busy", 0.907)], INVALID),
+    ("node-limited-moe", "CPU saturated at M=4", [put("rows.1.cpu_busy", 0.907)], INVALID),
+    # M=1's 0.5 s layer is mostly its agents starting: a busy CPU there counts only if its bytes are off
+    ("node-limited-moe", "CPU saturated in a short layer, bytes right", [put("rows.0.cpu_busy", 0.93)], YES),
+    ("node-limited-moe", "CPU saturated in a short layer, bytes off",
+     [put("rows.0.cpu_busy", 0.93), put("rows.0.error", 0.08)], INVALID),
     ("routing-policies", "recorded", [], YES),
     ("routing-policies", "ECMP hashed the flows apart", [put("ecmp.mean_busbw_mbit", 6.2)], NO),
     ("routing-policies", "adaptive never moved a flow", [put("adaptive.mean_busbw_mbit", 3.9)], NO),
