@@ -102,8 +102,12 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
         # of tens of percent to single runs, the fabric's own capacity shows in the fastest one
         a, b = mpft["best_s"], mrft["best_s"]
         diff = abs(a - b) / max(a, b)
+        # the CPU of the runs the verdict rests on: a starved run is only slower, so a busy one
+        # that is not its fabric's best changed nothing (cpu_busy: MPFT's runs, then MRFT's)
+        best_busy = [figures["cpu_busy"][k * reps + fam["completion_s"].index(min(fam["completion_s"]))]
+                     for k, fam in enumerate((mpft, mrft))]
         return Judgement(
-            verdict(diff <= TOLERANCE, valid(*figures["cpu_busy"])),
+            verdict(diff <= TOLERANCE, valid(*best_busy)),
             expectation=(f"same bisection per rail/plane, same traffic, static routes for its "
                          f"matrix: best completion within {TOLERANCE:.0%}"),
             measured=(f"all-to-all of {size} B per GPU over {mpft['ranks']} GPUs, {reps} runs: "
