@@ -15,7 +15,8 @@ from testbed.emulation.counters import Sampler
 
 
 class RemoteSampler(Sampler):
-    """Sampler over interfaces on several servers: `placement` maps each server to its share."""
+    """Sampler over interfaces on several servers: `placement` maps each server to its share.
+    Each server ticks on its own; summed rate series line up by sample index (one interval)."""
 
     def __init__(self, placement: dict[Server, list[str]], interval: float = 0.05, counter: str = "tx_bytes",
                  queues: bool = True):
