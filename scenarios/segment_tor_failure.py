@@ -218,9 +218,11 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         dual_ok = abs(kept - expected) <= BAND and not dual["stopped_nics"] and recovered >= RECOVERED
         single_kept = single and harness.ratio(single["nic0_during_mbps"], single["nic0_baseline_mbps"], 0.0)
         single_ok = single is None or single_kept <= STOPPED
+        # an empty window (the datapath never resumed during the fault) measured nothing, not 0%
+        kept_text = f"kept {kept:.1%}" if dual["measured_s"][1] > 0 else "kept: not measured"
         measured = (f"dual-ToR: the hosts sent {dual['baseline_mbps']:.2f} Mbit/s into the ToRs "
                     f"({dual['capacity_mbps']:.2f} of host ports), {dual['during_mbps']:.2f} with {TOR} down "
-                    f"(kept {kept:.1%}), {dual['repaired_mbps']:.2f} after the repair ({recovered:.1%}); "
+                    f"({kept_text}), {dual['repaired_mbps']:.2f} after the repair ({recovered:.1%}); "
                     f"the ToRs delivered {' / '.join(f'{x:.2f}' for x in dual['delivered_mbps'])} Mbit/s "
                     "(before / during / after, outside the pauses); "
                     f"{len(dual['stopped_nics'])} of {dual['nics']} NICs stopped"
@@ -242,7 +244,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
             measured=measured,
             derived={"kept": kept, "expected_kept": round(expected, 4), "loss": round(1 - kept, 4),
                      "recovered": recovered},
-            headline=f"segment kept {kept:.1%} (exp. {expected:.2%}), {len(dual['stopped_nics'])} NICs stopped")
+            headline=f"segment {kept_text} (exp. {expected:.2%}), {len(dual['stopped_nics'])} NICs stopped")
 
     def plot(self, result, path: Path) -> bool:
         fault = result.setup["warm_base_fault_after_s"][2]

@@ -49,3 +49,10 @@ def test_expected_loss_is_the_tors_share_of_the_host_ports():
     judgement = scenarios.get("segment-tor-failure").judge(figures())
     assert judgement.derived["expected_kept"] == 0.9375
     assert judgement.derived["loss"] == pytest.approx(1 - 25.5 / 27.2, abs=1e-3)
+
+
+def test_a_fault_with_no_measurable_window_says_so_rather_than_zero():
+    judged = scenarios.get("segment-tor-failure").judge(figures(during=0.0, measured=(8.0, -1.0, 9.9)))
+    assert judged.verdict == INVALID
+    assert "kept: not measured" in judged.measured and "kept 0.0%" not in judged.measured
+    assert "not back at 80% for long enough" in judged.measured and "not measured" in judged.headline
