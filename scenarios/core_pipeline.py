@@ -264,7 +264,8 @@ def judge_fault(f: dict) -> tuple[bool, str]:
     tail = [p for t, p in trace if t > tr + 1.0]
     ports, need = f["ports"], CARRIED * f["stream_mbps"]
     fallback = sorted(during - {j, None})
-    ok = (before == {j} and f["paired_port"] == j and len(during) == 1 and fallback
+    toward_pod = bool(fallback) and str(fallback[0]) in ports    # `ports`: the core's ports toward the pod
+    ok = (before == {j} and f["paired_port"] == j and len(during) == 1 and toward_pod
           and ports[str(j)]["before"] >= need and ports[str(j)]["during"] < 0.05 * f["stream_mbps"]
           and ports[str(fallback[0])]["during"] >= need
           and bool(tail) and all(p == j for p in tail) and ports[str(j)]["after"] >= need)
@@ -272,8 +273,12 @@ def judge_fault(f: dict) -> tuple[bool, str]:
     moved_s = f" from {moved:.2f} s" if moved is not None else ""
     text = (f"{f['core']} port j={j} (the per-port pairing of in-port {f['in_port']}: {f['paired_port']}) "
             f"carried {ports[str(j)]['before']:.2f} Mbit/s before the fault")
-    text += (f"; while down, traces left on port {fallback[0]}{moved_s}, carrying "
-             f"{ports[str(fallback[0])]['during']:.2f} Mbit/s" if fallback else "; while down, on no other port")
+    if toward_pod:
+        text += (f"; while down, traces left on port {fallback[0]}{moved_s}, carrying "
+                 f"{ports[str(fallback[0])]['during']:.2f} Mbit/s")
+    else:
+        text += (f"; while down, traces left on port {fallback[0]}, not toward its pod" if fallback
+                 else "; while down, on no other port")
     text += (f"; back on j {back[0] - tr:.2f} s after the repair, {ports[str(j)]['after']:.2f} Mbit/s"
              if back else "; never back on j")
     return bool(ok), text

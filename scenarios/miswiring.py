@@ -68,14 +68,13 @@ from testbed.model import wiring
 from testbed.model.routing import routes_to
 from testbed.workload import traffic
 
-A, B = "p0s0h0", "p0s0h1"     # two hosts of one segment: their rail-local traffic stays under the ToRs
+A, B = harness.BUSY, harness.PEER    # two hosts of one segment: rail-local traffic stays under the ToRs
 SWAPS = ("plane", "rail")
 AFFECTED = 0.5    # a pair whose bound (miswired / blueprint) is at most this: the model says it loses
 SLACK = 0.15      # measured ratio above the bound ratio allowed (the blueprint run reaches ~93% of line)
 KEPT = 0.75       # of its blueprint throughput, a pair the model says keeps its paths' capacity
 SEEN = 0.10       # of a port's rate: traffic on the tier the miswired paths climb to
 CLEAN = 0.02      # of a port's rate: what that tier carries on the blueprint fabric
-SATURATED = 0.7   # of its line rate: a blueprint pair below this was held back by the CPU
 
 
 @dataclass(frozen=True)
@@ -232,17 +231,11 @@ def measure_traffic(emu, knobs: MiswiringKnobs) -> dict:
 
     def mbps(intfs):
         return round(sum(after[i] - before[i] for i in intfs) * 8 / 1e6 / elapsed, 2)
-    queue = max((mean_queue(s.series[i], 1.0) for i in tiers[3]), default=0.0)
+    queue = max((s.mean_queue(i, start=1.0) for i in tiers[3]), default=0.0)
     return {"pairs_mbps": {label(f.src, f.dst): round(traffic.received_mbps(r), 2)
                            for f, r in zip(flows, results)},
             "tier2_mbps": mbps(tiers[2]), "tier3_mbps": mbps(tiers[3]),
             "core_queue_kb": round(queue / 1000, 1), "cpu_busy": round(busy, 3)}
-
-
-def mean_queue(series: list, start: float) -> float:
-    """Mean backlog (bytes) of a Sampler series from `start` s on (slow start left out)."""
-    backlog = [q for t, _, q in series if t >= start]
-    return sum(backlog) / len(backlog) if backlog else 0.0
 
 
 def check_figures(check: checks.Check, t: float) -> dict:
@@ -281,8 +274,7 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
 
     def meaningful(self) -> None:
         fab = self.fabric()
-        if fab.params.hosts < 2:
-            self.refuse("needs hosts >= 2: p0s0h0 and p0s0h1 send to each other")
+        harness.needs_peer(self)
         if self.knobs.swap == "plane" and fab.params.single_tor:
             self.refuse("swap=plane swaps cables across a rail's ToR pair: it needs dual-ToR")
         if self.knobs.swap == "rail" and fab.params.nics < 2:
@@ -311,7 +303,7 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         swaps = self.swaps(fab)
         figures = {"setup": {"hosts": [A, B], "streams_per_nic": self.knobs.streams,
                              "seconds": self.knobs.seconds, "miswire": swap_ports(fab, self.knobs.swap),
-                             "scale": fab.params.scale},
+                             "scale": fab.params.scale, "port_mbps": fab.link_mbit(fab.host_links()[0])},
                    "series": {}, "model": model(fab, swaps), "expected_named": miswired_cables(fab, swaps)}
         for key, built in (("blueprint", ()), ("miswired", (swap_ports(fab, self.knobs.swap),))):
             figures[key] = bring_up(fab, built, self.knobs)
@@ -320,18 +312,19 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
 
     def judge(self, figures: dict) -> Judgement:
         m, bp, mis = figures["model"], figures["blueprint"], figures["miswired"]
-        kept = {k: round(mis["pairs_mbps"][k] / bp["pairs_mbps"][k], 3) if bp["pairs_mbps"][k] else 0.0
-                for k in m}
+        kept = {k: harness.ratio(mis["pairs_mbps"][k], bp["pairs_mbps"][k], 0.0) for k in m}
         affected = [k for k, v in m.items() if v["ratio"] <= AFFECTED]
         pairs_ok = all(kept[k] <= m[k]["ratio"] + SLACK if k in affected else kept[k] >= KEPT for k in m)
-        top, port = max(v["tier_miswired"] for v in m.values()), min(v["line_mbps"] for v in m.values()) / 2
+        top = max(v["tier_miswired"] for v in m.values())
+        # one host port's rate (older records: half a dual-ported NIC's line)
+        port = figures["setup"].get("port_mbps", min(v["line_mbps"] for v in m.values()) / 2)
         climbed = max(v["tier"] for v in m.values()) < top
         on_top = {2: "tier2_mbps", 3: "tier3_mbps"}.get(top)
         seen = not climbed or (mis[on_top] >= SEEN * port and bp[on_top] <= CLEAN * port)
         named = sorted(map(sorted, mis["wiring"]["named"])) == sorted(map(sorted, figures["expected_named"]))
         first = mis["wiring"]["at_s"] <= mis["traffic_from_s"] and mis["wiring"]["at_s"] <= mis["ping"]["at_s"]
         checks_ok = bp["wiring"]["passed"] and named and first and mis["ping"]["passed"] and bp["ping"]["passed"]
-        saturated = all(bp["pairs_mbps"][k] >= SATURATED * v["line_mbps"] for k, v in m.items())
+        saturated = all(bp["pairs_mbps"][k] >= harness.SATURATED * v["line_mbps"] for k, v in m.items())
         ok = checks_ok and pairs_ok and seen
         worst = min(m, key=lambda k: kept[k])
         tier_name = {2: "tier 2 (ToR uplinks)", 3: "the core links"}.get(top, f"tier {top}")

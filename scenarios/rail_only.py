@@ -173,6 +173,8 @@ def _attempt(runner: Runner, transfers: list[Transfer], routed: list[bool]) -> l
             lost.append(e)
         except TestbedError:
             pass                 # did not complete: every transfer of the group stays None
+        except BaseException as e:   # a bug, not a transfer that failed: re-raised in the caller
+            lost.append(e)
     threads = [threading.Thread(target=work, args=(g,)) for g in groups]
     for th in threads:
         th.start()

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ from typing import ClassVar
 
 from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import setup_of, valid
+from scenarios.common import median, setup_of, valid
 from scenarios.knobs import Knobs
 from scenarios.segment_traffic import BG_PORT, Background, Tier2
 from testbed.core.errors import ParamError
@@ -131,10 +130,6 @@ def segment_of(host: str) -> str:
 def crossing_bytes(coll) -> int:
     """The collective's bytes between hosts of different segments: what must cross tier 2."""
     return sum(t.nbytes for t in coll.transfers if segment_of(t.src.host) != segment_of(t.dst.host))
-
-
-def median(xs) -> float:
-    return statistics.median(xs) if xs else 0.0
 
 
 # ---- the scenario ----

@@ -350,6 +350,10 @@ class Emulation(Lifecycle):
 
     # Where the switches' ports live: this machine's root namespace here, each switch's server in
     # ClusterEmulation. Faults, traces and meters go through these, never straight to this machine.
+    def carrier_follows(self, link) -> bool:
+        """Does one end of `link` losing carrier take the other end down too? (a veth: yes)"""
+        return True
+
     def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:
         """Run a bash script in the root namespace that holds `switch` and its ports."""
         return sh.run(["bash", "-c", "set -e\n" + script], input=input, timeout=timeout)

@@ -61,7 +61,10 @@ class ClusterEmulation(Emulation):
         super().__init__(fabric, options, run_id)
         self.placement = place(fabric, list(servers))     # ParamError before anything exists
         self.servers = {name: Server.of(name) for name in self.placement.servers}
-        self.datapath = self.options.datapath or "netdev"  # the servers' own OVS: userspace
+        if self.options.datapath not in (None, "netdev"):  # ParamError before anything exists
+            raise ParamError(f"datapath={self.options.datapath}: servers run Open vSwitch's userspace "
+                             "datapath (netdev) only")
+        self.datapath = "netdev"      # the servers' own OVS: userspace
         self.controller = ClusterController(self.state, fabric, self.options.routing,
                                             next(iter(self.servers.values())))
         self.cut_links = len(self.placement.cut)
@@ -122,10 +125,11 @@ class ClusterEmulation(Emulation):
         record = self.state.data["servers"]
         for name, server in self.servers.items():
             record[name] = {"ip": server.ip, "ssh": server.ssh_base, "hosts": {}, "intfs": [],
-                            "bridges": self.placement.on(name)}
-        for l in self.fabric.switch_links():   # recorded before they exist
+                            "bridges": [n for n in self.placement.on(name) if n in self.fabric.switches]}
+        for l in self.fabric.links:   # the switch ends, recorded before they exist
             for node, intf in ((l.a, l.a_intf), (l.b, l.b_intf)):
-                record[self.placement.server_of(node)]["intfs"].append(intf)
+                if node in self.fabric.switches:
+                    record[self.placement.server_of(node)]["intfs"].append(intf)
         self.state.save()
         for sw in self.fabric.switches.values():
             s = self.server_of(sw.name)
@@ -148,6 +152,7 @@ class ClusterEmulation(Emulation):
                 nic = next(n for n in self.fabric.hosts[l.a].nics if l.a_intf in n.ports)
                 net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, addr1=nic.mac, **kwargs)
         net.controllers.append(cluster_nodes.ControllerTarget(self.controller))
+        net.nameToNode.setdefault(cluster_nodes.ControllerTarget.name, net.controllers[-1])   # the CLI asks for it
         net.build()
         self.controller.install_tls(self.servers.values())
         net.start()
@@ -190,6 +195,9 @@ class ClusterEmulation(Emulation):
 
     def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:
         return self.server_of(switch).run(script, input=input, timeout=timeout)
+
+    def carrier_follows(self, link) -> bool:
+        return link not in self.placement.cut      # a cut link is a VXLAN device at each end
 
     def switches_batch(self, command: str, lines: dict[str, list[str]]) -> None:
         per_server: dict[Server, list[str]] = {}

@@ -11,7 +11,7 @@ from mininet.examples.cluster import RemoteLink, RemoteMixin, RemoteOVSSwitch
 from mininet.link import Link
 
 from testbed.emulation import runstate
-from testbed.emulation.build import INACTIVITY_PROBE_MS
+from testbed.emulation.build import INACTIVITY_PROBE_MS, ControllerRef
 from testbed.emulation.cluster_parts import Server
 from testbed.emulation.hosts import FabricHost
 
@@ -66,9 +66,8 @@ def switch_class(run_id: str, target: str):
     return ClusterSwitch
 
 
-class ControllerTarget:
+class ControllerTarget(ControllerRef):
     """What OVSSwitch.start needs to write a controller target PROTOCOL:IP:PORT."""
-    name = "c0"
 
     def __init__(self, controller):
         self.protocol, ip_port = controller.target.split(":", 1)
@@ -77,12 +76,6 @@ class ControllerTarget:
 
     def IP(self):
         return self.ip
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
 
 
 _VNI = itertools.count(1)

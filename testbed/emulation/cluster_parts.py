@@ -118,8 +118,8 @@ class ClusterController(ControllerProcess):
         script = f"mkdir -p -m 0700 {d}\n" + "".join(
             f"cat > {d}/{name} <<'EOF'\n{text}EOF\n" for name, text in files.items()) + \
             f"ovs-vsctl --timeout=10 set-ssl {d}/switch.key {d}/switch.pem {d}/ca.pem\n"
-        for server in servers_:
-            server.run(script)
+        for server in servers_:     # on standard input: a key in argv would show in `ps`
+            server.run("bash -s", input="set -e\n" + script)
 
 
 class ClusterWatchdog(Watchdog):
@@ -166,9 +166,10 @@ kill -KILL $left 2>/dev/null || true
 
 def delete_links(server: Server, names: list[str]) -> None:
     """Delete these interfaces of the server's root namespace (a veth goes with its peer)."""
-    if names:
-        server.run(f"for n in {' '.join(map(shlex.quote, names))}; do [ -e /sys/class/net/$n ] && "
-                   "echo \"link del $n\"; done | ip -force -batch - 2>/dev/null || true", timeout=60)
+    if names:     # the names on standard input: their number grows with the fabric
+        server.run("while read -r n; do [ -e \"/sys/class/net/$n\" ] && echo \"link del $n\"; done "
+                   "| ip -force -batch - 2>/dev/null || true", input="".join(f"{n}\n" for n in names),
+                   timeout=60)
 
 
 def cleanup(state) -> str:

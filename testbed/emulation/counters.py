@@ -111,9 +111,10 @@ class Sampler:
         s = self.series[intf]
         return s[-1][1] - s[0][1] if s else 0
 
-    def mean_queue(self, intf: str) -> float:
-        s = self.series[intf]
-        return sum(q for _, _, q in s) / len(s) if s else 0.0
+    def mean_queue(self, intf: str, start: float = 0.0) -> float:
+        """Mean backlog (bytes) from `start` s on (e.g. past slow start)."""
+        s = [q for t, _, q in self.series[intf] if t >= start]
+        return sum(s) / len(s) if s else 0.0
 
     def max_queue(self, intf: str) -> int:
         return max((q for _, _, q in self.series[intf]), default=0)

@@ -42,14 +42,20 @@ class Faults:
         else:
             sh.node_cmd(self.emu.net[intf_owner], script)
 
-    def _set(self, links: list[Link], state: str) -> None:
-        """Carrier of `links` down or up: every switch-side end (a veth peer would follow, but
-        the far end of a VXLAN cut link between servers would not), hosts' ends follow."""
+    def _set(self, links: list[Link], state: str, near: str | None = None) -> None:
+        """Set `links` down or up at their end on switch `near` (default: the b end, a switch on
+        every link); a veth peer follows by itself, the far end of a cut link between servers
+        (VXLAN) does not, so it is set too. Other ends stay as they are: overlapping faults
+        (two neighbouring switches down, one brought back) do not undo each other."""
         lines: dict[str, list[str]] = {}
         for l in links:
-            for node, intf in ((l.a, l.a_intf), (l.b, l.b_intf)):
-                if node in self.emu.fabric.switches:
-                    lines.setdefault(node, []).append(f"link set {intf} {state}")
+            ends = [(l.a, l.a_intf), (l.b, l.b_intf)]
+            if l.a != near:
+                ends.reverse()            # the near end first
+            (node, intf), (far, far_intf) = ends
+            lines.setdefault(node, []).append(f"link set {intf} {state}")
+            if far in self.emu.fabric.switches and not self.emu.carrier_follows(l):
+                lines.setdefault(far, []).append(f"link set {far_intf} {state}")
         self.emu.switches_batch("ip -batch -", lines)
 
     def link(self, a: str, b: str | None = None) -> Link:
@@ -114,8 +120,8 @@ class Faults:
     # ---- a whole switch ----
     def switch_down(self, switch: str) -> list[Link]:
         links = [l for l in self.emu.fabric.links if switch in (l.a, l.b)]
-        self._set(links, "down")
-        self.undo.append((f"switch {switch} up", lambda: self._set(links, "up")))
+        self._set(links, "down", near=switch)
+        self.undo.append((f"switch {switch} up", lambda: self._set(links, "up", near=switch)))
         return links
 
     def switch_up(self, switch: str) -> None:

@@ -164,10 +164,10 @@ def destroy(state: RunState) -> list[str]:
         if result:
             done.append(result)
 
-    done += [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
-    if state.data.get("servers"):   # a run across servers (testbed/emulation/cluster.py)
-        from testbed.emulation import cluster_parts
+    if state.data.get("servers"):   # a run across servers (testbed/emulation/cluster.py): first,
+        from testbed.emulation import cluster_parts  # while the hosts' shells still hold their namespaces
         step("servers", lambda: cluster_parts.cleanup(state))
+    done += [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
     step("bridges", lambda: _delete_bridges(tagged_bridges(state.run_id)
                                             | (set(state.data["bridges"]) & all_bridges()),
                                             len(state.data["root_intfs"])))

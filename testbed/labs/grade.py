@@ -79,7 +79,7 @@ def expected(q: Question, found: dict):
     try:
         env = {name: expr.lookup(result, path) for name, path in q.vars.items()}
         return expr.evaluate(q.expect, env), ""
-    except (expr.Missing, TypeError, ValueError, ZeroDivisionError, KeyError) as e:
+    except (expr.Missing, TypeError, ValueError, ZeroDivisionError, KeyError, AttributeError, OverflowError) as e:
         return None, f"{q.source} does not have what this question reads ({e}): was it run as the sheet says?"
 
 

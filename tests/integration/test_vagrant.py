@@ -62,6 +62,10 @@ def test_the_vm_is_what_the_lab_sheets_assume():
 
 def test_the_provisioning_steps_run(tmp_path):
     """provision.sh as the VM runs it (here install.sh finds everything in place and is quick)."""
+    # install.sh would recreate a venv not made its way: never the one this test runs from
+    cfg = (Path(sys.prefix) / "pyvenv.cfg").read_text()
+    assert "home = /usr/bin" in cfg and "include-system-site-packages = true" in cfg, \
+        f"run from the venv scripts/install.sh makes, not {sys.prefix}"
     env = {**os.environ, "SRC": str(ROOT), "VENV": sys.prefix, "BIN": str(tmp_path)}
     proc = subprocess.run(["bash", str(PROVISION)], env=env, capture_output=True, text=True, timeout=900,
                           check=False)

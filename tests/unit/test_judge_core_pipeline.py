@@ -60,7 +60,8 @@ def test_dp_across_without_a_core_bottleneck_is_not_reproduced():
     assert judged(f).verdict == NOT_REPRODUCED
 
 
-@pytest.mark.parametrize("change", ["stays on j", "never back", "j not paired", "stream lost"])
+@pytest.mark.parametrize("change", ["stays on j", "never back", "j not paired", "stream lost",
+                                    "away from its pod"])
 def test_a_failover_that_is_not_per_port_then_hash_is_not_reproduced(change):
     f = recorded()
     fault = f["fault"]
@@ -70,6 +71,8 @@ def test_a_failover_that_is_not_per_port_then_hash_is_not_reproduced(change):
         fault["trace"] = [[t, 3 if t > 1.7 else 4] for t, _ in fault["trace"]]
     elif change == "j not paired":      # hashing, not the per-port rule, chose j
         fault["paired_port"] = 3
+    elif change == "away from its pod":  # the fallback left on a port that is not toward pod 1
+        fault["trace"] = [[t, 2 if p == 3 else p] for t, p in fault["trace"]]
     else:                               # the fallback port carried nothing
         fault["ports"]["3"]["during"] = 0.01
     assert not judge_fault(fault)[0]
