@@ -31,7 +31,8 @@ def test_quick_run_reproduces_with_the_failover_traced(tmp_path):
 
 
 def test_the_expectation_follows_the_oversubscription(tmp_path):
-    proc, result = run(tmp_path, "--set", "core_oversubscription=4", "--set", "rounds=2")
+    # quick mode's three rounds: CI once saw the best of two PP steps 10.4% apart on a busy machine
+    proc, result = run(tmp_path, "--set", "core_oversubscription=4")
     assert result["figures"]["predicted_dp_over_pp"] == pytest.approx(3.6, abs=0.1)
     assert result["verdict"] == "reproduced", result["measured"]
     assert proc.returncode == 0, proc.stderr[-2000:]
