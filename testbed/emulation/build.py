@@ -24,7 +24,7 @@ from testbed.core import interrupts, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import counters, hostnet, runstate, system
+from testbed.emulation import counters, hostnet, runstate, shaping, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.hosts import end_unrecorded
@@ -71,13 +71,6 @@ class ControllerRef:
 
     def stop(self):
         pass
-
-
-def shaping_lines(intf: str, mbit: float, queue_bytes: int) -> list[str]:
-    """tc commands (without `tc`) that cap `intf`'s egress at `mbit` with a byte-limited queue."""
-    return [f"qdisc replace dev {intf} root handle 5: htb default 1",
-            f"class add dev {intf} parent 5: classid 5:1 htb rate {mbit:.4f}mbit burst 15k",
-            f"qdisc add dev {intf} parent 5:1 handle 10: bfifo limit {queue_bytes}"]
 
 
 class Emulation(Lifecycle):
@@ -265,17 +258,28 @@ class Emulation(Lifecycle):
 
     def shape_links(self) -> None:
         q = self.options.queue_bytes
-        root, per_host = [], {}
-        for l in self.fabric.links:
-            mbit = self.fabric.link_mbit(l)
-            root += shaping_lines(l.b_intf, mbit, q)
-            if l.a in self.fabric.switches:
-                root += shaping_lines(l.a_intf, mbit, q)
-            else:
-                per_host.setdefault(l.a, []).extend(shaping_lines(l.a_intf, mbit, q))
-        sh.run(["tc", "-batch", "-"], input="\n".join(root) + "\n")
+        self.tc_on_links(self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))
+
+    def set_rates(self, fabric: Fabric) -> None:
+        """Give each cable the rate `fabric` (the same cables, other parameters: e.g. another
+        core oversubscription) gives it, on the running network; `fabric` becomes the run's model.
+        Routes stay as computed at the start (a rate-aware policy keeps its old capacities)."""
+        ends = [(l.a_intf, l.b_intf) for l in self.fabric.links]
+        if [(l.a_intf, l.b_intf) for l in fabric.links] != ends:
+            raise ValueError("set_rates: the new fabric must have the running one's cables")
+        changed = [new for old, new in zip(self.fabric.links, fabric.links)
+                   if fabric.link_mbit(new) != self.fabric.link_mbit(old)]
+        self.fabric = fabric
+        self.tc_on_links(changed, shaping.rate_lines)
+
+    def tc_on_links(self, links, lines_of) -> None:
+        """tc lines `lines_of(intf, mbit)` at both ends of each link: the switches' ends in one
+        batch per machine, each host's in that host."""
+        on_switches, on_hosts = shaping.ends_lines(self.fabric, links, lines_of)
+        if on_switches:
+            self.switches_batch("tc -batch -", on_switches)
         sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
-                      for host, lines in per_host.items()])
+                      for host, lines in on_hosts.items()])
 
     def status(self) -> dict:
         return self.controller.status()

@@ -29,7 +29,7 @@ import shlex
 from testbed.core import sh
 from testbed.core.errors import ParamError
 from testbed.emulation import cluster_parts, hostnet
-from testbed.emulation.build import Emulation, shaping_lines
+from testbed.emulation.build import Emulation
 from testbed.emulation.cluster_parts import ClusterController, ClusterWatchdog, Server
 from testbed.model import wiring
 from testbed.model.placement import place
@@ -156,22 +156,6 @@ class ClusterEmulation(Emulation):
         net.build()
         self.controller.install_tls(self.servers.values())
         net.start()
-
-    def shape_links(self) -> None:
-        q = self.options.queue_bytes
-        per_server, per_host = {}, {}
-        for l in self.fabric.links:
-            mbit = self.fabric.link_mbit(l)
-            per_server.setdefault(self.placement.server_of(l.b), []).extend(shaping_lines(l.b_intf, mbit, q))
-            if l.a in self.fabric.switches:
-                per_server.setdefault(self.placement.server_of(l.a), []).extend(
-                    shaping_lines(l.a_intf, mbit, q))
-            else:
-                per_host.setdefault(l.a, []).extend(shaping_lines(l.a_intf, mbit, q))
-        for name, lines in per_server.items():
-            self.servers[name].run("tc -batch -", input="\n".join(lines) + "\n")
-        sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
-                      for host, lines in per_host.items()])
 
     def announce(self, ports: set[str] | None = None) -> None:
         self.send_frames([line for h in self.fabric.hosts.values()

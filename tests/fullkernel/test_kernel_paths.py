@@ -11,9 +11,10 @@ import pytest
 from testbed.core import sh
 from testbed.core.wait import wait_for
 from testbed.emulation import system
-from testbed.emulation.build import Emulation, shaping_lines
+from testbed.emulation.build import Emulation
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.faults import Faults
+from testbed.emulation.shaping import shaping_lines
 from testbed.measure import checks
 from testbed.model import make_fabric
 from testbed.workload import traffic
@@ -72,7 +73,7 @@ def tx_packets(emu, host: str, ports) -> dict[str, int]:
 
 
 def test_netem_delay_on_one_link_shows_in_the_rtt(hpn):
-    """Replace the bfifo leaf (handle 10: under HTB class 5:1, see build.shaping_lines) of the
+    """Replace the bfifo leaf (handle 10: under HTB class 5:1, see shaping.shaping_lines) of the
     one host port a ping flow leaves by with netem, and see the delay in that flow's RTT.
     `tc qdisc replace ... handle 10: netem` would fail (a qdisc's kind cannot change under the
     same handle): delete, then add; sh.node_cmd raises if either fails."""
