@@ -78,6 +78,15 @@ class FabricController(app_manager.OSKenApp):
         self.lost: list[str] = []                     # switches whose connection dropped
         self.learned: dict[str, dict] = {}   # ip -> {"mac": str, "at": set[(switch, port)]}
         self.down: set[tuple[str, int]] = set()
+        self.ports: dict[str, set[tuple[str, int]]] = {sw: set() for sw in self.fabric.switches}
+        for l in self.fabric.links:
+            self.ports[l.b].add((l.b, l.b_port))
+            if l.a in self.ports:
+                self.ports[l.a].add((l.a, l.a_port))
+        # switches with every port down: nothing reaches them, so their writes wait until a
+        # port is back (a failed ToR of a segment would otherwise take 1,088 route deletions
+        # and as many additions at its repair, which a userspace datapath works through slowly)
+        self.isolated: set[str] = set()
         self.wanted: dict[str, dict[tuple, object]] = {}   # ip -> its route and core rules
         self.installed: dict[tuple, object] = {}           # key -> value, on connected switches
         self.stale: set[str] = set()
@@ -201,8 +210,11 @@ class FabricController(app_manager.OSKenApp):
         everything = self.stale_all or self.policy["policy"] == "static"   # static is global
         ips = list(self.learned) if everything else sorted(self.stale)
         self.stale, self.stale_all = set(), False
+        was_isolated = self.isolated
+        self.isolated = {sw for sw, ports in self.ports.items() if ports and ports <= self.down}
         for ip, rules in self.compute(ips, everything).items():
             self.replace(ip, rules)
+        self.drop_unwanted(was_isolated - self.isolated)
         self._fwd = None
         if self.adaptive:
             self.flows.prune(self.fwd, frozenset(self.down), time.monotonic())
@@ -232,13 +244,24 @@ class FabricController(app_manager.OSKenApp):
             self.put(key, value)
         self.wanted[ip] = rules
 
+    def drop_unwanted(self, switches: set[str]) -> None:
+        """Remove from `switches` (back from isolation) the route and core rules that went
+        unwanted while their removal waited."""
+        if not switches:
+            return
+        wanted = {k for rules in self.wanted.values() for k in rules if k[1] in switches}
+        for key in [k for k in self.installed if k[1] in switches and k[0] != "flow" and k not in wanted]:
+            self.take(key)
+
     def put(self, key: tuple, value) -> None:
         writer = self.switches.get(key[1])
-        if writer is not None and self.installed.get(key) != value:
+        if writer is not None and key[1] not in self.isolated and self.installed.get(key) != value:
             writer.install(key, value)
             self.installed[key] = value
 
     def take(self, key: tuple) -> None:
+        if key[1] in self.isolated:
+            return   # it stays until the switch is back (drop_unwanted)
         writer = self.switches.get(key[1])
         if writer is not None and key in self.installed:
             writer.remove(key)
@@ -326,6 +349,7 @@ class FabricController(app_manager.OSKenApp):
             "core_rules": sum(1 for k in self.installed if k[0] == "core"),
             # every rule the controller keeps on a switch regardless of traffic
             "routes_per_switch": dict(static),
+            "isolated": sorted(self.isolated),   # their rules wait for a port to come back
             "settled": not (self.stale or self.stale_all),
         }
         if self.adaptive:

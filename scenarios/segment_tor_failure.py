@@ -100,8 +100,12 @@ def stopped_nics(sampler: Sampler, per_nic: dict, start: float, end: float, wind
 
 
 def _summed(sampler: Sampler, intfs: list[str], start: float, end: float) -> list[tuple[float, int]]:
-    series = [[(t, b) for t, b, _ in sampler.series[i] if start <= t <= end] for i in intfs]
-    return [(points[0][0], sum(p[1] for p in points)) for points in zip(*series)]
+    """The summed counters of `intfs` sample by sample inside [start, end] (by the first one's
+    clock: each interface has the moment of its own read)."""
+    series = [sampler.series[i] for i in intfs]
+    n = min(len(s) for s in series)
+    return [(series[0][k][0], sum(s[k][1] for s in series)) for k in range(n)
+            if start <= series[0][k][0] <= end]
 
 
 def resumed(sampler: Sampler, control: list[str], baseline: float, start: float, end: float) -> float:

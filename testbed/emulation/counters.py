@@ -93,14 +93,19 @@ class Sampler:
         while not self._stop.is_set():
             t = time.monotonic() - self._t0
             try:
-                self.add(t, self.read())
+                sample = self.read()
             except Exception:   # the interfaces went away under us (a teardown): stop sampling
                 return
+            self.add(t, sample, time.monotonic() - self._t0 - t)
             self._stop.wait(self.interval)
 
-    def add(self, t: float, sample: dict) -> None:
-        for intf, (value, queued) in sample.items():
-            self.series[intf].append((t, value, queued))
+    def add(self, t: float, sample: dict, spread: float = 0.0) -> None:
+        """One sample begun at `t` that took `spread` s to read: each interface gets the moment
+        of its own read, in read order (thousands of ports take a while, more on a busy CPU, and
+        a rate over a window must not take the read's length for traffic)."""
+        n = len(sample)
+        for k, (intf, (value, queued)) in enumerate(sample.items()):
+            self.series[intf].append((round(t + spread * (k + 0.5) / n, 4), value, queued))
 
     def __exit__(self, *exc) -> None:
         self._stop.set()

@@ -76,3 +76,26 @@ def test_one_direction_fault_is_invisible_to_carrier_but_drops(family_up):
     assert emu.net[src.host].waiting
     emu.net[src.host].waitOutput()
     assert all(traffic.ping_all(emu, [(src, p) for p in peers]).values())
+
+
+@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
+def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(family_up):
+    """Nothing reaches a ToR with every port down: the controller writes nothing to it (a
+    segment's ToR would otherwise take a deletion per NIC at the failure and an addition per NIC
+    at the repair); the NICs on it go on over their other ToR."""
+    emu = family_up
+    src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
+    tor = emu.fabric.host_link(src.ports[0]).b
+    held = emu.status()["routes_per_switch"][tor]
+    with Faults(emu) as faults:
+        faults.switch_down(tor)
+        wait_for("the controller to see the ToR isolated", lambda: tor in emu.status().get("isolated", []), 10)
+        wait_for("the controller to settle", lambda: emu.status()["settled"], 10)
+        assert emu.status()["routes_per_switch"][tor] == held
+        during = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
+        assert during.lost <= 1, during
+    wait_for("the ToR back in use", lambda: tor not in emu.status().get("isolated", [])
+             and emu.routes_installed()
+             and "linkdown" not in emu.net[src.host].cmd(f"ip route show table {hostnet.table(src)}"), 10)
+    assert emu.status()["routes_per_switch"][tor] == held
+    assert GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20).lost == 0
