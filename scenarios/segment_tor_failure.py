@@ -21,8 +21,9 @@ too: rail 0's only ToR fails and NIC 0 of every host stops (<= 5% of its baselin
 Rates: the userspace datapath forwards only a few thousand packets per second when it polls
 2,400 ports in one thread (measured here: 4.5k pps took 0.95 of a core), so the host ports run
 at 0.0125 Mbit/s (scale 0.0000625: a 1,400-byte datagram per port about every 0.9 s, 2.4k pps in
-all). The throughput figures sum 2,176 ports over seconds, where that granularity averages out;
-on a kernel datapath the rates can be raised with --set scale=....
+all). The throughput figures sum 2,176 ports over seconds, yet that granularity does not
+average out (the ports move together, see above), hence the control; on a kernel datapath the
+rates can be raised with --set scale=....
 
 Throughput is what the hosts sent into the ToRs (the rx counters of the switch ends: set by
 each host port's shaping, exact whatever the datapath does). When 136 ports change state at
@@ -30,7 +31,8 @@ once, the userspace datapath forwards almost nothing for some seconds while it r
 every NIC of the segment stops receiving, also those the fault does not touch (measured here:
 6-14 s at the fault and at the repair). A real ToR pair has no such pause, so the NICs off the
 failed ToR are the control: what the ToRs delivered, and whether any NIC stopped receiving, is
-measured from one second after the control is back at 80% of its baseline (`datapath_pause_s`).
+measured from one second after the control is back at 80% of its baseline, the mean of three
+samples (`datapath_pause_s`).
 A NIC that lost a port receives about one datagram every 0.9 s; with a 3 s window, one run had
 10 of the 136 rail-0 NICs and 11 of the 952 NICs the fault does not touch show a gap (the
 datapath's jitter, since untouched NICs showed it too), so `window` is 5 s. A pause that leaves
