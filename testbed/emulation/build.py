@@ -269,13 +269,14 @@ class Emulation(Lifecycle):
             raise ValueError("set_rates: the new fabric must have the running one's cables")
         changed = [new for old, new in zip(self.fabric.links, fabric.links)
                    if fabric.link_mbit(new) != self.fabric.link_mbit(old)]
-        self.fabric = fabric
-        self.tc_on_links(changed, shaping.rate_lines)
+        self.tc_on_links(changed, shaping.rate_lines, fabric)
+        self.fabric = fabric   # only once the links have its rates
 
-    def tc_on_links(self, links, lines_of) -> None:
-        """tc lines `lines_of(intf, mbit)` at both ends of each link: the switches' ends in one
-        batch per machine, each host's in that host."""
-        on_switches, on_hosts = shaping.ends_lines(self.fabric, links, lines_of)
+    def tc_on_links(self, links, lines_of, fabric: Fabric | None = None) -> None:
+        """tc lines `lines_of(intf, mbit)` at both ends of each link, at the rate `fabric` (the
+        run's, by default) gives it: the switches' ends in one batch per machine, each host's in
+        that host."""
+        on_switches, on_hosts = shaping.ends_lines(fabric or self.fabric, links, lines_of)
         if on_switches:
             self.switches_batch("tc -batch -", on_switches)
         sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")

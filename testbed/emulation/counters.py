@@ -59,7 +59,8 @@ class Sampler:
 
     `counter="rx_bytes"` samples what the switch port received instead: on a host link's switch
     end, that is what the host sent into the fabric. `t` is seconds since `t0` (time.monotonic).
-    A fabric across servers samples on each server (RemoteSampler, same series).
+    A fabric across servers samples on each server (RemoteSampler, same series; there each
+    sample carries the moment its server's read began, not each interface's).
     """
     intfs: list[str]
     interval: float = 0.05

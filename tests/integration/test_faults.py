@@ -95,6 +95,7 @@ def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(
         during = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
         assert during.lost <= 1, during
     wait_for("the ToR back in use", lambda: tor not in emu.status().get("isolated", [])
+             and not any(port[0] == tor for port in emu.status()["down"])
              and emu.routes_installed()
              and "linkdown" not in emu.net[src.host].cmd(f"ip route show table {hostnet.table(src)}"), 10)
     assert emu.status()["routes_per_switch"][tor] == held
