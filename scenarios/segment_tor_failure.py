@@ -12,10 +12,10 @@ the baseline after the repair. Both against the NICs off the failed ToR (the con
 they kept of their own baseline is the emulator's drift, and the segment's figures are divided
 by it. At about one datagram per port per second, a window of 10 s holds ~11 datagrams a port,
 and the ports move together (one sender: a stall of it empties every port's queue at once, and
-each port's HTB bucket then lets one frame through early): in nine runs here the untouched
+each port's HTB bucket then lets one frame through early): in eleven runs here the untouched
 ports kept 90-99% of their baseline during the fault (once 104%), and an 8 s baseline read
-98-111% of the ports' capacity (16 s, now: 102-103%), while rail 0 kept 0.500-0.502 of the
-control's share in every run (the segment 93.7-93.8% against 93.75%; raw, 84.6-97.6%). With `single_tor_baseline` (not in quick mode) single-ToR HPN runs
+98-111% of the ports' capacity (16 s, now: 102-104%), while rail 0 kept 0.498-0.503 of the
+control's share in every run (the segment 93.73-93.79% against 93.75%; raw, 84.6-97.6%). With `single_tor_baseline` (not in quick mode) single-ToR HPN runs
 too: rail 0's only ToR fails and NIC 0 of every host stops (<= 5% of its baseline).
 
 Rates: the userspace datapath forwards only a few thousand packets per second when it polls
