@@ -209,9 +209,11 @@ class FabricController(app_manager.OSKenApp):
         self.settle_pending = False
         everything = self.stale_all or self.policy["policy"] == "static"   # static is global
         ips = list(self.learned) if everything else sorted(self.stale)
+        ports_changed = self.stale_all      # (a port event marks every NIC stale)
         self.stale, self.stale_all = set(), False
         was_isolated = self.isolated
-        self.isolated = {sw for sw, ports in self.ports.items() if ports and ports <= self.down}
+        if ports_changed:   # not on every learned NIC: a pass over every port of the fabric
+            self.isolated = {sw for sw, ports in self.ports.items() if ports and ports <= self.down}
         for ip, rules in self.compute(ips, everything).items():
             self.replace(ip, rules)
         self.drop_unwanted(was_isolated - self.isolated)

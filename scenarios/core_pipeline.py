@@ -8,9 +8,9 @@ places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across 
 (`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
 one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so
 both cores meet the same emulator (two bring-ups differed by up to 11% on steps that never
-cross the core, once in CI). The steps run on HPN with one aggregation switch per plane and one core switch, so a
-NIC's two ports (planes) are the only paths out of a pod and no hash decides how much of the
-core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
+cross the core, once in CI). The steps run on HPN with one aggregation switch per plane and
+one core switch, so a NIC's two ports (planes) are the only paths out of a pod and no hash
+decides how much of the core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
 the core. The fault runs on a second bring-up with two core switches: with one, the far pod's
 plane behind the failed port has no way back (its ACKs are lost), which is not the claim.
 
