@@ -13,7 +13,7 @@ setup(
     version="0.1.0",
     description="Emulated LLM-training data-center fabrics (HPN, multi-plane/multi-rail fat trees, "
                 "3-tier Clos) on Mininet + Open vSwitch with an os-ken controller",
-    python_requires=">=3.9",
+    python_requires=">=3.10",   # tests/unit/test_python_versions.py holds the code to it
     packages=find_packages(include=PACKAGES + [p + ".*" for p in PACKAGES]),
     install_requires=[
         "os-ken>=4.0",   # 4.x: native-thread hub, no osken-manager (controller/launcher.py)
@@ -21,8 +21,11 @@ setup(
         "pyroute2",
         "rich",
         "matplotlib",
+        "tomli>=1.1; python_version < '3.11'",   # tomllib's own parser, before 3.11 (core/compat.py)
     ],
     extras_require={"test": ["pytest>=7",   # pytest.ini uses `pythonpath`, new in 7.0
-                             "pexpect"]},  # drives `up --cli` through a pseudo-terminal
+                             "pexpect",   # drives `up --cli` through a pseudo-terminal
+                             "vermin>=1.6",  # the oldest Python the code needs (test_python_versions)
+                             "ruff"]},      # the repository's ruff.toml, run by the unit tests
     entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"]},
 )

@@ -19,7 +19,6 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Self
 
 from scenarios import pipeline_job as job
 from testbed.core import sh
@@ -101,7 +100,7 @@ class CpuMeter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> CpuMeter:
         self._thread.start()
         return self
 

@@ -7,7 +7,6 @@ kernel so that every ToR uplink carries a chosen share of its rate.
 from __future__ import annotations
 
 import time
-from typing import Self
 
 from scenarios.harness import pick_cport
 from testbed.core.errors import TestbedError
@@ -67,7 +66,7 @@ class Background:
                 self.flows.append(traffic.Flow(src, dst, dport=dport, parallel=parallel,
                                                sport=pick_cport(emu, src, dst, parallel, dport)))
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> Background:
         try:
             for flow in self.flows:
                 self.servers.append((flow.dst.host, traffic.start_server(self.emu, flow.dst, flow.dport)))

@@ -9,7 +9,7 @@
 #   2. a venv at $VENV (default <project>/.venv) made from /usr/bin/python3 with
 #      --system-site-packages: Debian/Ubuntu's mininet lives in the system Python, and a
 #      python3 first on PATH (pyenv, conda) is not that Python
-#   3. `pip install -e '.[test]'` into it, only when setup.py (or the project's path) changed
+#   3. `pip install -e '.[test]'` into it, only when setup.py, pyproject.toml (or the project's path) changed
 #      since the last install: a stamp file in the venv records both
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
@@ -72,7 +72,7 @@ if ! venv_ok; then
 fi
 
 # --- 3. the project, editable -------------------------------------------------------------
-want="$(sha256sum "$ROOT/setup.py" | cut -d' ' -f1) $ROOT"
+want="$(cat "$ROOT/setup.py" "$ROOT/pyproject.toml" | sha256sum | cut -d' ' -f1) $ROOT"
 if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
   say "pip install -e '.[test]' into $VENV"
   rm -f "$STAMP"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
+from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
+from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 

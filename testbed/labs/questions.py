@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import re
-import tomllib
+from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
