@@ -222,7 +222,7 @@ def measure_traffic(emu, knobs: MiswiringKnobs) -> dict:
     tiers = tier_intfs(fab)
 
     def run():
-        clients = [traffic.start_client(emu, f, seconds, omit=1) for f in flows]
+        clients = [traffic.start_client(emu, f, seconds, server_output=True) for f in flows]
         return [traffic.wait_client(emu, c, seconds + 20) for c in clients]
     before, t0 = port_bytes(emu, tiers[2] + tiers[3]), time.monotonic()
     with emu.sampler(tiers[3], interval=0.25) as s:
@@ -232,7 +232,7 @@ def measure_traffic(emu, knobs: MiswiringKnobs) -> dict:
     def mbps(intfs):
         return round(sum(after[i] - before[i] for i in intfs) * 8 / 1e6 / elapsed, 2)
     queue = max((s.mean_queue(i, start=1.0) for i in tiers[3]), default=0.0)
-    return {"pairs_mbps": {label(f.src, f.dst): round(traffic.received_mbps(r), 2)
+    return {"pairs_mbps": {label(f.src, f.dst): round(traffic.received_mbps(r, warm=1.0), 2)
                            for f, r in zip(flows, results)},
             "tier2_mbps": mbps(tiers[2]), "tier3_mbps": mbps(tiers[3]),
             "core_queue_kb": round(queue / 1000, 1), "cpu_busy": round(busy, 3)}

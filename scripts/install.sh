@@ -53,6 +53,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
   quiet "${APT[@]}" install -y --no-install-recommends "${missing[@]}" || die "apt-get install failed"
 fi
 
+# --- 1b. netem on a full kernel --------------------------------------------------------------
+# Ubuntu keeps sch_netem apart, in linux-modules-extra-KVER (a CI runner's or a Vagrant box's
+# kernel): where the running kernel has modules but cannot load netem, install that package for
+# the kernel datapath's netem paths. A kernel without loadable modules (a microVM's) is left
+# alone: the testbed falls back, and the full-kernel tests run in the VM lane.
+KVER=$(uname -r)
+if [ -d "/lib/modules/$KVER/kernel" ] && ! modprobe -n -q sch_netem 2>/dev/null && is_root &&
+   [ -f /etc/os-release ] && grep -qi '^ID=ubuntu' /etc/os-release; then
+  say "apt-get install linux-modules-extra-$KVER (the kernel has no sch_netem)"
+  quiet apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "linux-modules-extra-$KVER" ||
+    echo "install: note: linux-modules-extra-$KVER not installed; netem paths fall back" >&2
+fi
+
 # --- 2. venv ------------------------------------------------------------------------------
 # A usable venv: made from /usr/bin/python3 (home = /usr/bin) and seeing the system site-packages.
 venv_ok() {

@@ -42,6 +42,14 @@ class RouteQueries:
             return (json.loads(out) or [{}])[0].get("dev")
         return self.route_devs(src_ip, dst_ip, proto, [sport], dport)[0]
 
+    def table_nexthops(self, table: int | str = "main") -> dict[str, set[str]]:
+        """Each nexthop device of a routing table with its flags (`linkdown`, `dead`, ...), from
+        `ip -j` (JSON: no colour, whatever the terminal and iproute2's version; 6.15 colours
+        its text in Mininet's host shells, which are ptys)."""
+        routes = json.loads(self.run_script(f"ip -j route show table {table}") or "[]")
+        return {hop["dev"]: set(hop.get("flags", [])) for route in routes
+                for hop in route.get("nexthops", [route]) if "dev" in hop}
+
 
 def route_get_script(flows: list[tuple[str, str, str, int, int]]) -> str:
     """A script asking `ip route get` for each (src_ip, dst_ip, proto, sport, dport) flow."""

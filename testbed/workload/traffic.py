@@ -46,13 +46,13 @@ def start_server(emu: Emulation, nic: Nic, port: int, interval: float = 0.5):
 
 
 def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5,
-                   omit: int = 0, server_output: bool = False) -> str:
-    """`omit`: leave the first seconds (TCP slow start) out of iperf3's totals; `server_output`:
-    add the receiver's JSON (what arrived, per interval) as "server_output_json"."""
+                   server_output: bool = False) -> str:
+    """`server_output`: add the receiver's JSON (what arrived, per interval) as
+    "server_output_json", from which `received_mbps` can leave out a warm-up. (Not iperf3's `-O`:
+    iperf3 3.18 accounts omitted seconds differently from 3.12, so totals built on it depend on
+    the version installed.)"""
     cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
            f"-i {interval} -P {flow.parallel}")
-    if omit:
-        cmd += f" -O {omit}"
     if flow.sport:
         cmd += f" --cport {flow.sport}"
     if server_output:
@@ -96,10 +96,20 @@ def wait_client(emu: Emulation, client: Client, timeout: float) -> dict:
     return result
 
 
-def received_mbps(result: dict) -> float:
-    end = result["end"]
-    summary = end.get("sum_received") or end.get("sum")
-    return summary["bits_per_second"] / 1e6
+def received_mbps(result: dict, warm: float = 0.0) -> float:
+    """Mbit/s that arrived. With the receiver's own intervals (a client started with
+    `server_output=True`), from those that start `warm` s or more into the test (the steady
+    state, not slow start): bytes over seconds, the same whatever iperf3's version. Otherwise
+    iperf3's end totals (then `warm` must be 0)."""
+    server = result.get("server_output_json")
+    if server is None:
+        if warm:
+            raise ValueError("received_mbps(warm=...) needs the receiver's intervals (server_output=True)")
+        end = result["end"]
+        return (end.get("sum_received") or end.get("sum"))["bits_per_second"] / 1e6
+    sums = [iv["sum"] for iv in server.get("intervals", []) if iv["sum"]["start"] >= warm - 1e-6]
+    seconds = sum(s["seconds"] for s in sums)
+    return sum(s["bytes"] for s in sums) * 8 / seconds / 1e6 if seconds > 0 else 0.0
 
 
 def run_flows(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[dict]:

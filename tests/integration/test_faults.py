@@ -1,6 +1,4 @@
 """Faults on a dual-ToR HPN: link failure with a measured failover gap, one-direction faults."""
-import re
-
 import pytest
 
 from testbed.core import sh
@@ -19,8 +17,13 @@ FAILOVER_BOUND_MS = 250
 
 def probe_port(emu, src, dst):
     """The port of `src` that carries ICMP to `dst` (the kernel's multipath choice)."""
-    out = emu.net[src.host].cmd(f"ip route get {dst.ip} from {src.ip} ipproto icmp")
-    return re.search(r"\bdev (\S+)", out).group(1)
+    return emu.net[src.host].route_dev(src.ip, dst.ip, "icmp")
+
+
+def linkdown(emu, nic) -> bool:
+    """Whether a nexthop of the NIC's routing table is marked linkdown."""
+    hops = emu.net[nic.host].table_nexthops(hostnet.table(nic))
+    return any("linkdown" in flags for flags in hops.values())
 
 
 @pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
@@ -44,7 +47,7 @@ def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
     def recovered():   # the ToR port live, the controller's routes back, the host's nexthop usable
         return ("LINK_DOWN" not in emu.ofctl("dump-ports-desc", link.b, str(link.b_port))
                 and [link.b, link.b_port] not in emu.status().get("down", [])
-                and "linkdown" not in emu.net[src.host].cmd(f"ip route show table {hostnet.table(src)}"))
+                and not linkdown(emu, src))
     wait_for("the repaired link to be back in use", recovered, 10)
     repaired = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
     assert repaired.lost == 0, repaired
@@ -97,6 +100,6 @@ def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(
     wait_for("the ToR back in use", lambda: tor not in emu.status().get("isolated", [])
              and not any(port[0] == tor for port in emu.status()["down"])
              and emu.routes_installed()
-             and "linkdown" not in emu.net[src.host].cmd(f"ip route show table {hostnet.table(src)}"), 10)
+             and not linkdown(emu, src), 10)
     assert emu.status()["routes_per_switch"][tor] == held
     assert GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20).lost == 0

@@ -50,13 +50,25 @@ def on(server, script):
     return sh.run(servers.ssh_argv(server, "bash", "-c", shlex.quote(script)), timeout=30)
 
 
+# The processes a server may hold besides what a run left: the daemons the testbed recorded when
+# it started them (PID 1 of the server's namespaces, and the pidfiles of its Open vSwitch and its
+# sshd) and this inventory's own ssh session (the ancestors of its shell, whatever OpenSSH calls
+# them: sshd, or sshd-session since OpenSSH 10, and the shell's own children such as ps). Told
+# apart by PID, never by a daemon's name.
+OTHERS = """own=" 1 $(cat /run/openvswitch/ovsdb-server.pid /run/openvswitch/ovs-vswitchd.pid {sdir}/sshd.pid) "
+p=$$; while [ "$p" -gt 1 ]; do own="$own$p "; p=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); done
+ps -e -o pid=,ppid=,comm= | while read -r pid ppid comm; do
+  case "$own" in *" $pid "*) continue ;; esac; [ "$ppid" = $$ ] || echo "$comm"; done"""
+
+
 def server_inventory(server):
     """What a server holds besides its own daemons and this ssh session."""
-    out = on(server, "ovs-vsctl list-br; echo --; ip -o link | awk -F': ' '{print $2}' | cut -d@ -f1;"
-                     " echo --; ps -e -o comm= ; echo --; ls /var/run/openvswitch; echo --; ovs-vsctl get-ssl")
+    sdir = servers.lookup(server)["dir"]
+    out = on(server, "ovs-vsctl list-br; echo --; ls /sys/class/net;"
+                     f" echo --; {OTHERS.format(sdir=sdir)}; echo --; ls /var/run/openvswitch; echo --;"
+                     " ovs-vsctl get-ssl")
     bridges, links, procs, rundir, ssl = [p.split() for p in out.split("--\n")]
-    return {"bridges": bridges, "links": sorted(set(links) - {"lo", "u0"}),
-            "procs": sorted(set(procs) - {"bash", "ovsdb-server", "ovs-vswitchd", "sshd", "ps"}),
+    return {"bridges": bridges, "links": sorted(set(links) - {"lo", "u0"}), "procs": sorted(procs),
             "rundir": [f for f in rundir if f.startswith("hpn-testbed")], "ssl": ssl}
 
 
