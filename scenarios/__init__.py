@@ -1,4 +1,4 @@
-"""The scenarios: each reproduces a claim of the papers (../shared/claims.md) at small scale.
+"""The scenarios: each reproduces a claim of the papers (docs/claims.md) at small scale.
 
 A scenario module defines one Scenario subclass and is listed in MODULES, the one place a
 scenario is registered: `hpn-testbed list` shows them in that order, `hpn-testbed run NAME` runs
