@@ -34,7 +34,7 @@ from os_ken.lib import hub
 from os_ken.lib.packet import arp, ethernet, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
-from controller import ofp15
+from controller import heartbeat, ofp15
 from controller.adaptive import AdaptiveFlows
 from controller.switch import (
     FLOW_COOKIE,
@@ -45,6 +45,7 @@ from controller.switch import (
     TCP_SYN,
     SwitchWriter,
 )
+from testbed.core import files
 from testbed.model import make_fabric, policies
 from testbed.model.fabric import GATEWAY_IP
 from testbed.model.routing import routes_to
@@ -70,6 +71,7 @@ class FabricController(app_manager.OSKenApp):
         ofp15.apply_parser_fixes()
         with open(os.environ[SPEC_ENV]) as f:
             self.spec = json.load(f)
+        heartbeat.start(self.spec.get("heartbeat"), self.spec.get("heartbeat_s", 0.1))
         self.fabric = make_fabric(self.spec["family"], self.spec["params"])
         self.policy = policies.normalize(self.fabric, self.spec.get("routing", {}))
         self.adaptive = self.policy["policy"] == "adaptive"
@@ -356,9 +358,7 @@ class FabricController(app_manager.OSKenApp):
         }
         if self.adaptive:
             status["adaptive"] = self.flows.status(sum(1 for k in self.installed if k[0] == "flow"))
-        with open(path + ".tmp", "w") as f:
-            json.dump(status, f)
-        os.replace(path + ".tmp", path)
+        files.write_json(os.path.dirname(path), os.path.basename(path), status)   # atomic
 
     def mark_stale_status(self) -> None:
         """A status write was skipped: make sure a settle writes it soon."""

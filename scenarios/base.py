@@ -16,13 +16,13 @@ anything is built; the knobs are recorded in the setup, where the judge reads th
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
 from scenarios import knobs as knobs_module
 from scenarios.knobs import Knobs
+from testbed.core import files
 from testbed.core.errors import ParamError, PartLost
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
@@ -167,21 +167,27 @@ class Scenario:
     def execute(self, out: Path, quick: bool = False, stem: str | None = None) -> Result:
         """Run, judge, write STEM.json and STEM.png (STEM: the scenario's name) under `out`."""
         self.ensure_configured(quick)
-        out.mkdir(parents=True, exist_ok=True)
-        stem = stem or self.name
+        stem = files.checked_name(stem or self.name, "report name")
+        files.make_dirs(out)
         try:
             figures = self.run(self.quick)
             figures.setdefault("setup", {}).update(knobs=asdict(self.knobs), settings=self.settings)
             result = self.report(figures)
         except PartLost as e:
             result = self.lost(str(e))
-        json_path, png = out / f"{stem}.json", out / f"{stem}.png"
-        result.files["json"] = str(json_path)
-        json_path.write_text(json.dumps(asdict(result), indent=2, default=str))   # kept if the plot fails
+        png = out / f"{stem}.png"
+        result.files["json"] = str(out / f"{stem}.json")
+        files.write_json(out, f"{stem}.json", asdict(result), indent=2)   # kept if the plot fails
         if "lost" not in result.figures and self.plot(result, png):
             result.files["png"] = str(png)
-            json_path.write_text(json.dumps(asdict(result), indent=2, default=str))
+            files.write_json(out, f"{stem}.json", asdict(result), indent=2)
         return result
+
+    def outputs(self, repeat: int = 1) -> list[str]:
+        """The names of the files `execute` (and a repeat) writes, for the preflight."""
+        stems = [self.name] if repeat == 1 else [f"{self.name}.run{k}" for k in range(1, repeat + 1)]
+        return [f"{s}.{ext}" for s in stems for ext in ("json", "png")] + \
+            ([f"{self.name}.repeat.json"] if repeat > 1 else [])
 
 
 def verdict(ok: bool, valid: bool = True) -> str:

@@ -27,8 +27,14 @@ def figure(scenario, result, ncols: int = 1, size=(8, 4.5)):
 
 
 def save(fig, path: Path) -> None:
+    """Render the PNG in memory, then write it through testbed.core.files (atomic, no symlink)."""
+    import io
+
+    from testbed.core import files
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    files.write_file(Path(path).parent, Path(path).name, buffer.getvalue())
 
 
 def shade(ax, start: float, end: float, label: str | None = None, colour: str = "tab:red") -> None:

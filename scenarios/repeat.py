@@ -2,12 +2,12 @@
 every number's median and spread (lowest to highest) and how many runs reproduced the claim."""
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import asdict
 from pathlib import Path
 
 from scenarios.base import REPRODUCED, Result
+from testbed.core import files
 
 
 def numbers(figures: dict, prefix: str = "") -> dict[str, float]:
@@ -56,7 +56,7 @@ def repeat(scenario, n: int, out: Path, on_run=None) -> tuple[dict, list[Result]
         if on_run:
             on_run(k, result)
     summary = summarize(results)
-    path = out / f"{scenario.name}.repeat.json"
-    path.write_text(json.dumps({**summary, "results": [asdict(r) for r in results]}, indent=2, default=str))
+    path = files.write_json(out, f"{scenario.name}.repeat.json",
+                            {**summary, "results": [asdict(r) for r in results]}, indent=2)
     summary["file"] = str(path)
     return summary, results

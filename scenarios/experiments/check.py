@@ -18,6 +18,7 @@ from scenarios.experiments.spec import (
     Traffic,
     parse,
 )
+from testbed.core import files
 from testbed.core.errors import ParamError
 
 SECONDS = (0.0, 3600.0)
@@ -50,7 +51,10 @@ def load(path: str) -> Spec:
     faults = tuple(read_fault(reader("fault", i, f, FAULT_KEYS), fab)
                    for i, f in enumerate(tables(top, "fault"), 1))
     measure = reader("measure", 1, top.get("measure", dict, {}), MEASURE_KEYS)
-    spec = Spec(path, top.get("name", str, Path(path).stem), top.get("description", str, ""), family,
+    name = top.get("name", str, Path(path).stem)
+    if files.name_problem(name):     # it names NAME.json and NAME.png under --out
+        top.fail("name", f"{name!r} {files.name_problem(name)}; it names the report files")
+    spec = Spec(path, name, top.get("description", str, ""), family,
                 settings, routing, detector, traffic, faults,
                 throughput=measure.names("throughput", default_watch(traffic)),
                 queues=measure.names("queues"),
@@ -97,6 +101,9 @@ def read_routing(r: Reader, fab) -> tuple[dict, bool]:
     routing = {k: r.get(k, str) for k in ("ecmp", "policy", "core") if k in r.data}
     if "matrix" in r.data:
         routing["matrix"] = r.get("matrix", list)
+        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                   for p in routing["matrix"]):
+            r.fail("matrix", "expected [[SRC, DST], ...] pairs of NIC names")
     try:
         normalize(fab, routing)
     except ParamError as e:

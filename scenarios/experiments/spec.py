@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 import re
-from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from testbed.core import files
+from testbed.core.compat import tomllib
 from testbed.core.errors import ParamError
 
 COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe", "pipeline")
@@ -157,14 +157,14 @@ class Reader:
 
 def parse(path: str) -> tuple[dict, Locator]:
     """The TOML of `path` and where its keys are; tomllib's errors keep their line."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise ParamError(f"{path}: {e.strerror or e}") from None
+    text = files.read_text(path, "experiment file", files.EXPERIMENT_MAX)   # regular, bounded, UTF-8
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         match = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
         where = f"{match.group(1)}" if match else "?"
         raise ParamError(f"{path}:{where}: not valid TOML: {str(e).split(' (at line')[0]}") from None
+    except (ValueError, RecursionError):      # tomllib's limits (digits, nesting): as one line
+        files.parse_toml(text, path)
+        raise
     return data, Locator(text)

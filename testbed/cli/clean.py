@@ -9,7 +9,14 @@ def add_parser(sub) -> None:
 
 
 def cmd_clean(args) -> int:
+    """Removes each dead run's objects; a run whose state cannot be read is named and left,
+    the others are still cleaned. Never touches the run holding the machine's lock."""
+    import os
+
+    from testbed.core.errors import ParamError
     from testbed.emulation import runstate
+    if os.geteuid() != 0:
+        raise ParamError("clean needs root (it removes bridges, interfaces and processes of runs)")
     done = runstate.clean(include_live=args.all)
     for line in done:
         print(line)

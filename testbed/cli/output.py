@@ -23,6 +23,12 @@ def table(title, columns, rows):
     return t
 
 
+def escape(text) -> str:
+    """User-given text (a name, a path, a file's description) for rich: `[/x]` stays literal."""
+    from rich.markup import escape as rich_escape
+    return rich_escape(str(text))
+
+
 def print_json(data) -> None:
     print(json.dumps(data, indent=2, default=str))
 
@@ -35,11 +41,12 @@ def styled(verdict: str) -> str:
 def check_output(flag: str, path: str, directory: bool = False) -> None:
     """Refuse an output path with one line (ParamError) before anything runs or is created.
 
-    A file (directory=False) goes into an existing, writable directory and is not itself a
-    directory; a directory is an existing writable one, or one `mkdir -p` can create (its
+    A file (directory=False) goes into an existing, writable directory, under a name
+    testbed/core/files.py may write (no leading dot, a length bound; not a symlink, a directory
+    or a read-only file: the write is atomic and never follows a symlink); a directory is an existing writable one, or one `mkdir -p` can create (its
     nearest existing ancestor a writable directory), never an existing file."""
     try:
-        problem = _output_problem(Path(path), directory)
+        problem = "is empty" if not path else _output_problem(Path(path), directory)
     except (OSError, ValueError) as e:     # too long, a NUL byte, ...
         problem = f"not a usable path ({e.strerror if isinstance(e, OSError) else e})"
     if problem:
@@ -60,6 +67,10 @@ def _output_problem(target: Path, directory: bool) -> str | None:
         where = target.parent
         if not where.exists():
             return f"directory {str(where)!r} does not exist"
+        from testbed.core import files
+        problem = files.target_problem(where, target.name)
+        if problem:
+            return problem
     if not where.is_dir():
         return f"{str(where)!r} is not a directory"
     if not os.access(where, os.W_OK | os.X_OK):

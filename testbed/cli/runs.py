@@ -2,10 +2,11 @@
 experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
-from testbed.cli.output import check_output, console, print_json, styled, table
+from testbed.cli.output import check_output, console, escape, print_json, styled, table
 from testbed.core.errors import ParamError
 
 OK_VERDICTS = ("reproduced", "measured")     # an experiment file has no claim: it is "measured"
+MAX_REPEAT = 100
 
 
 def add_parser(sub) -> None:
@@ -88,8 +89,8 @@ def chosen_runs(args) -> list:
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
     settings = parse_settings(args.set)
-    if args.repeat < 1:
-        raise ParamError(f"--repeat {args.repeat}: must be 1 or more")
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
     names = args.names or scenarios.TOUR
     servers = servers_of(args)
     toml = [n for n in names if n.endswith(".toml")]
@@ -111,8 +112,46 @@ def cmd_run(args) -> int:
         return show_help(args)
     check_output("--out", args.out, directory=True)     # before any scenario starts
     runs = chosen_runs(args)                             # bad names and parameters fail here
-    with on_servers(servers_of(args)):     # none: every scenario on this machine
-        return run_all(runs, args)
+    check_reports(args.out, runs, args.repeat)
+    lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
+    try:
+        with on_servers(servers_of(args)):     # none: every scenario on this machine
+            return run_all(runs, args)
+    finally:
+        lock.release()
+
+
+def check_reports(out: str, runs, repeat: int) -> None:
+    """Every report file the runs will write under --out: a name the testbed may write there
+    (not a symlink, a directory or a read-only file); nothing is created."""
+    from pathlib import Path
+
+    from testbed.core import files
+    if not Path(out).is_dir():
+        return                 # made by the first run: nothing in it yet
+    for run in runs:
+        for name in run.outputs(repeat):
+            problem = files.target_problem(Path(out), name)
+            if problem:
+                raise ParamError(f"--out {files.shown(out)}: {problem}")
+
+
+def machine_preflight():
+    """What every scenario's bring-up would refuse, checked once before anything is printed or
+    created: root, the machine's one-fabric lock (held by `run` until its last scenario is
+    torn down), Open vSwitch, and a datapath or bond forced by HPN_DATAPATH / HPN_BOND."""
+    import os
+
+    from testbed.emulation import runstate, system
+    if os.geteuid() != 0:
+        raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+    lock = runstate.RunLock.take(f"run{os.getpid()}")
+    try:
+        system.check_machine(system.datapath(), system.bond_backend())
+    except BaseException:
+        lock.release()
+        raise
+    return lock
 
 
 def run_all(runs, args) -> int:
@@ -123,7 +162,7 @@ def run_all(runs, args) -> int:
     results = []
     for scenario in runs:
         if not args.json:
-            con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}): {scenario.title}")
+            con.print(f"[bold]{escape(scenario.name)}[/bold] ({scenario.claim}): {escape(scenario.title)}")
         result = scenario.execute(out, quick=scenario.quick)
         results.append(result)
         if not args.json:
@@ -140,15 +179,16 @@ def summary_table(results):
     """The tour's summary: one short row per scenario (its headline), readable at 80 columns."""
     return table("hpn-testbed tour (full reports above and in --out)",
                  ["claim", "scenario", "verdict", "measured"],
-                 [(r.claim, r.scenario, shown(r.verdict), r.headline or short(r.measured)) for r in results])
+                 [(r.claim, escape(r.scenario), shown(r.verdict), escape(r.headline or short(r.measured)))
+                  for r in results])
 
 
 def print_result(con, result) -> None:
-    con.print(f"  paper: {result.paper}\n  expected here: {result.expectation}\n"
-              f"  measured: {result.measured}\n  verdict: {shown(result.verdict)}"
-              + (f" ({result.headline})" if result.headline else ""))
+    con.print(f"  paper: {escape(result.paper)}\n  expected here: {escape(result.expectation)}\n"
+              f"  measured: {escape(result.measured)}\n  verdict: {shown(result.verdict)}"
+              + (f" ({escape(result.headline)})" if result.headline else ""))
     files = ", ".join(result.files.values())
-    con.print(f"  files: {files}", soft_wrap=True)
+    con.print(f"  files: {escape(files)}", soft_wrap=True)
 
 
 def run_repeats(runs, args, out, con) -> int:
@@ -156,7 +196,8 @@ def run_repeats(runs, args, out, con) -> int:
     summaries = []
     for scenario in runs:
         if not args.json:
-            con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) x {args.repeat}: {scenario.title}")
+            con.print(f"[bold]{escape(scenario.name)}[/bold] ({scenario.claim}) x {args.repeat}: "
+                      f"{escape(scenario.title)}")
 
         def each(k, result):
             if not args.json:
@@ -177,7 +218,7 @@ def print_spread(con, summary: dict) -> None:
     con.print(table(None, ["figure", "median", "lowest", "highest"],
                     [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))
     constant = len(summary["figures"]) - len(varying)
-    con.print(f"  ({constant} figures the same in every run not shown; all in {summary['file']})")
+    con.print(f"  ({constant} figures the same in every run not shown; all in {escape(summary['file'])})")
 
 
 def show_help(args) -> int:

@@ -1,7 +1,7 @@
 """`hpn-testbed topo budget|show`: the fabric model, nothing built."""
 from __future__ import annotations
 
-from testbed.cli.output import check_output, console, print_json, table
+from testbed.cli.output import check_output, console, escape, print_json, table
 from testbed.core.errors import TestbedError
 
 
@@ -80,6 +80,11 @@ def cmd_topo_show(args) -> int:
     far = max(nics, key=lambda n: (n.host != nics[0].host, fab.equal_cost_paths(nics[0], n)))
     summary["equal_cost_paths"] = {"src": nics[0].name, "dst": far.name,
                                    "paths": fab.equal_cost_paths(nics[0], far)}
+    placement = None
+    if getattr(args, "servers", None) is not None:     # ParamError before the picture is written
+        from testbed.model.placement import place
+        placement = place(fab, args.servers)
+        summary["placement"] = placement.summary(fab)
     if args.png:
         from testbed.model import draw
         try:
@@ -87,11 +92,6 @@ def cmd_topo_show(args) -> int:
         except OSError as e:    # what the check above cannot foresee (e.g. a pseudo-filesystem)
             raise TestbedError(f"--png {args.png!r}: {e.strerror or e}") from None
         summary["png"] = args.png
-    placement = None
-    if getattr(args, "servers", None) is not None:
-        from testbed.model.placement import place
-        placement = place(fab, args.servers)
-        summary["placement"] = placement.summary(fab)
     if args.json:
         print_json(summary)
         return 0
@@ -106,7 +106,7 @@ def cmd_topo_show(args) -> int:
     e = summary["equal_cost_paths"]
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
     if args.png:
-        con.print(f"picture: {args.png}")
+        con.print(f"picture: {escape(args.png)}")
     if placement is not None:
         print_placement(con, summary["placement"])
     return 0

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import json
+import os
 
 from testbed.cli.output import console, print_json, table
+from testbed.core import files
 from testbed.core.errors import ParamError
 
 
@@ -36,13 +37,20 @@ def cmd_trace(args) -> int:
     from testbed.emulation.hosts import AttachedHost
     from testbed.emulation.trace import local_appctl, trace
     from testbed.model import make_fabric
+    if os.geteuid() != 0:
+        raise ParamError("trace needs root (it reads a run's private state and its switches)")
     states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
     if args.fabric not in states:
         raise ParamError(f"no running fabric {args.fabric!r}; running: {', '.join(states) or 'none'}")
     state = states[args.fabric]
-    spec = json.loads(state.file("spec.json").read_text())
+    spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
+    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
+        raise ParamError(f"run {args.fabric}: its spec.json is not a fabric's spec")
     fab = make_fabric(spec["family"], spec["params"])
     src, dst = fab.nic(args.src), fab.nic(args.dst)
+    if not state.data.get("servers") and "hosts" not in state.data:
+        raise ParamError(f"run {args.fabric} is still coming up (its hosts are not recorded yet); "
+                         "trace it once `up` says it is up")
     if state.data.get("servers"):      # a run across servers: ask each node where it runs
         from testbed.emulation.cluster_parts import attached
         hosts, appctl = attached(state)

@@ -108,13 +108,7 @@ class Emulation(Lifecycle):
         # one fabric per machine: names, ports and addresses derive from coordinates, so two
         # fabrics would claim the same interfaces. The lock is held until teardown is done.
         self._lock = runstate.RunLock.take(self.run_id)
-        if not system.ovs_running():
-            raise ParamError("Open vSwitch is not running: start it with "
-                             "/usr/share/openvswitch/scripts/ovs-ctl start (or `make setup`)")
-        if self.datapath not in ("system", "netdev"):
-            raise ParamError(f"datapath={self.datapath!r}: choose system or netdev")
-        if self.bond not in ("bonding", "multipath"):
-            raise ParamError(f"bond={self.bond!r}: choose bonding or multipath")
+        system.check_machine(self.datapath, self.bond)
         taken = (set(self.root_intfs()) | set(self.local_bridges())) & \
             (set(os.listdir("/sys/class/net")) | runstate.all_bridges())
         if taken:

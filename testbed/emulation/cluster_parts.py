@@ -82,9 +82,7 @@ class ClusterController(ControllerProcess):
         self.state.add("dirs", str(self.socket_dir))
         self.socket_dir.mkdir(mode=0o700)
         self._make_pki()
-        self.spec_file.write_text(json.dumps({
-            "family": self.fabric.family, "params": __import__("dataclasses").asdict(self.fabric.params),
-            "routing": self.routing, "status": str(self.status_file), "sightings": str(self.sightings_file)}))
+        self.write_spec()
         env = dict(os.environ, HPN_TESTBED_SPEC=str(self.spec_file),
                    PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         with open(self.log_file, "wb") as log:

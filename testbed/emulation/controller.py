@@ -7,23 +7,32 @@ nothing else reads or writes them. The process is recorded in the run state befo
 It serves OpenFlow on a Unix socket in a root-only directory of the run under Open vSwitch's
 run directory (the one place ovs-vswitchd connects `unix:` targets to), not on a TCP port:
 a local user cannot connect to it, let alone pose as one of the fabric's switches.
+
+Liveness: the controller stamps a heartbeat file (its monotonic clock, every HEARTBEAT_S, from
+a thread of its own) and `unresponsive` reads it: a controller that is stopped (SIGSTOP, state
+T) with a stale heartbeat is lost within about half a second, one whose heartbeat is older than
+FROZEN_AFTER_S (hung, not stopped) soon after. Every file goes through testbed/core/files.py.
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
-from testbed.core.errors import TestbedError
+from testbed.core import files
+from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import system
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER = "controller.launcher"
+HEARTBEAT_S = 0.1          # how often the controller stamps its heartbeat (controller/app.py)
+STOPPED_AFTER_S = 0.4      # a stale heartbeat of a stopped process (state T): lost
+FROZEN_AFTER_S = 5.0       # a stale heartbeat of a running one: hung (generous: a busy machine)
 
 
 class ControllerProcess:
@@ -36,14 +45,12 @@ class ControllerProcess:
         self.status_file = state.file("status.json")
         self.log_file = state.file("controller.log")
         self.sightings_file = state.file("sightings.jsonl")   # wiring probes' postcards
+        self.heartbeat_file = state.file("heartbeat")
 
     def start(self) -> None:
         self.state.add("dirs", str(self.socket_dir))    # before it exists: `clean` removes it
         self.socket_dir.mkdir(mode=0o700)
-        self.spec_file.write_text(json.dumps({
-            "family": self.fabric.family, "params": asdict(self.fabric.params),
-            "routing": self.routing, "status": str(self.status_file),
-            "sightings": str(self.sightings_file)}))
+        self.write_spec()
         env = dict(os.environ, HPN_TESTBED_SPEC=str(self.spec_file),
                    PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         with open(self.log_file, "wb") as log:
@@ -52,28 +59,60 @@ class ControllerProcess:
                 stdout=log, stderr=subprocess.STDOUT, env=env, cwd=PROJECT, start_new_session=True)
         self.state.add_process(self.proc.pid, MARKER)
 
+    def write_spec(self) -> None:
+        """What the controller reads at its start, written atomically (`trace` reads it too)."""
+        files.write_json(self.state.dir, self.spec_file.name, {
+            "family": self.fabric.family, "params": asdict(self.fabric.params),
+            "routing": self.routing, "status": str(self.status_file),
+            "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
+            "heartbeat_s": HEARTBEAT_S})
+
     def status(self) -> dict:
         try:
-            return json.loads(self.status_file.read_text())
-        except (OSError, ValueError):
+            data = files.load_json(self.status_file, "controller status", files.STATE_MAX)
+        except ParamError:      # not written yet
             return {}
+        return data if isinstance(data, dict) else {}
 
     def sightings(self) -> list[dict]:
         try:
-            text = self.sightings_file.read_text()
-        except OSError:
+            text = files.read_text(self.sightings_file, "wiring sightings", files.RESULT_MAX)
+        except ParamError:
             return []
-        return [json.loads(line) for line in text.splitlines() if line.endswith("}")]
+        return [files.parse_json(line, "a wiring sighting") for line in text.splitlines() if line.endswith("}")]
 
     def log(self) -> str:
         try:
-            return self.log_file.read_text()[-4000:]
-        except OSError:
+            return files.read_bytes(self.log_file, "controller log", files.RESULT_MAX)[-4000:].decode(
+                errors="replace")
+        except ParamError:
             return ""
+
+    def unresponsive(self) -> str | None:
+        """Why the running controller no longer answers (stopped or hung), or None."""
+        if self.proc is None or self.proc.poll() is not None:
+            return None
+        try:
+            fd = os.open(self.heartbeat_file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                beat = float(os.pread(fd, 64, 0).split()[0])
+            finally:
+                os.close(fd)
+        except (OSError, ValueError, IndexError):
+            return None         # no heartbeat yet (starting): the bring-up's own timeouts apply
+        age = time.monotonic() - beat
+        if age > STOPPED_AFTER_S and _stopped(self.proc.pid):
+            return f"the controller is stopped (no heartbeat for {age:.1f} s)"
+        if age > FROZEN_AFTER_S:
+            return f"the controller stopped answering (no heartbeat for {age:.1f} s)"
+        return None
 
     def check_alive(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             raise TestbedError("the controller exited; its log:\n" + self.log())
+        reason = self.unresponsive()
+        if reason:
+            raise TestbedError(reason)
 
     def wait(self, condition, what: str, timeout: float) -> None:
         """Poll the status until `condition(status)` holds; fail at once if the controller dies."""
@@ -92,3 +131,12 @@ class ControllerProcess:
             self.proc.wait(timeout=5)
             self.proc = None
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+def _stopped(pid: int) -> bool:
+    """Is `pid` stopped by a signal (state T in /proc/PID/stat)?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read(4096).rsplit(b")", 1)[1].split()[0] == b"T"
+    except (OSError, IndexError):
+        return False

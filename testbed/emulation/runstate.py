@@ -6,6 +6,12 @@ reused PID is never killed), the OVS
 bridges (also tagged external-ids:hpn-testbed=RUN), the interfaces in the root namespace and the
 nftables tables it made. Nothing outside those lists is ever touched. The run's own files
 (controller spec, status and log, iperf3 output, probe logs) live in the same directory.
+
+The run root may be moved with HPN_RUN_DIR (tests do), but the machine-wide facts do not move
+with it: the one-fabric lock is always MACHINE_ROOT/lock, and `clean`'s census of stray tagged
+bridges spares the bridges of the run that holds that lock, whatever root it records itself
+under (a stray is a tagged bridge of no live run). state.json is written atomically
+(testbed/core/files.py) and read bounded; one that cannot be read is reported, not fatal.
 """
 from __future__ import annotations
 
@@ -18,11 +24,14 @@ import threading
 import time
 from pathlib import Path
 
-from testbed.core import sh
+from testbed.core import files, sh
 from testbed.core.errors import ParamError, TestbedError
 
-ROOT = Path(os.environ.get("HPN_RUN_DIR", "/run/hpn-testbed"))
+MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
+ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
+LOCK_FILE = MACHINE_ROOT / "lock"
 OVS_TAG = "hpn-testbed"
+LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs")
 
 
 class RunState:
@@ -33,7 +42,7 @@ class RunState:
         self.data = {"owner": [os.getpid(), start_time(os.getpid())], "pids": [], "bridges": [],
                      "root_intfs": [], "nft_tables": [], "dirs": []}
 
-    def create(self) -> "RunState":
+    def create(self) -> RunState:
         ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
         self.dir.mkdir(mode=0o700, exist_ok=False)
         self.save()
@@ -55,9 +64,7 @@ class RunState:
                 if _owns(pid, marker, started)]
 
     def save(self) -> None:
-        tmp = self.dir / "state.json.tmp"
-        tmp.write_text(json.dumps(self.data))
-        os.replace(tmp, self.dir / "state.json")
+        files.write_json(self.dir, "state.json", self.data)    # atomic: `clean` never sees half
 
     def add(self, key: str, *items) -> None:
         with self._lock:   # collectives spawn their agents from several threads
@@ -65,37 +72,114 @@ class RunState:
             self.save()
 
     @classmethod
-    def load(cls, path: Path) -> "RunState":
+    def load(cls, path: Path) -> RunState:
+        """The state recorded in `path`; ParamError (one line) if it is unreadable or malformed."""
+        data = files.load_json(path / "state.json", "run state", files.STATE_MAX)
+        problem = _malformed(data)
+        if problem:
+            raise ParamError(f"run state {files.shown(path / 'state.json')}: {problem}")
         state = cls(path.name)
-        state.data.update(json.loads((path / "state.json").read_text()))
+        state.data.update(data)
         return state
 
 
-class RunLock:
-    """The machine's one-fabric lock: an exclusive flock on ROOT/lock, held by the process
-    that owns the running fabric until its teardown is done. The kernel drops it when that
-    process dies, so a killed run never blocks the next (its leftovers are `clean`'s)."""
+def _malformed(data) -> str | None:
+    """What is wrong with a state.json's shape, or None (only what the testbed reads is checked)."""
+    if not isinstance(data, dict):
+        return "not an object"
+    owner = data.get("owner")
+    if not (isinstance(owner, list) and len(owner) == 2 and all(_int_or_none(x) for x in owner)
+            and isinstance(owner[0], int)):
+        return "owner is not [pid, start time]"
+    for key in LISTS:
+        if not isinstance(data.get(key, []), list):
+            return f"{key} is not a list"
+    if not all(isinstance(p, list) and len(p) == 3 and isinstance(p[0], int) and isinstance(p[1], str)
+               and _int_or_none(p[2]) for p in data.get("pids", [])):
+        return "pids are not [pid, marker, start time]"
+    for key in LISTS[1:]:
+        if not all(isinstance(x, str) for x in data.get(key, [])):
+            return f"{key} are not names"
+    hosts = data.get("hosts", {})
+    if not (isinstance(hosts, dict) and all(isinstance(v, int) and not isinstance(v, bool) for v in hosts.values())):
+        return "hosts is not {name: pid}"
+    return None
 
-    def __init__(self, fd: int):
-        self.fd = fd
+
+def _int_or_none(x) -> bool:
+    return x is None or (isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63)
+
+
+class RunLock:
+    """The machine's one-fabric lock: an exclusive flock on LOCK_FILE (never moved by
+    HPN_RUN_DIR), held by the process that owns the running fabric until its teardown is done.
+    The kernel drops it when that process dies, so a killed run never blocks the next (its
+    leftovers are `clean`'s). Within one process it nests: `run` holds it for all its scenarios,
+    each scenario's Emulation takes it again. The file says which run holds it."""
+
+    _fd: int | None = None       # this process's hold, and how many takers share it
+    _count = 0
 
     @classmethod
-    def take(cls, run_id: str) -> "RunLock":
-        ROOT.mkdir(mode=0o755, parents=True, exist_ok=True)
-        fd = os.open(ROOT / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    def take(cls, run_id: str) -> RunLock:
+        if cls._fd is not None:
+            cls._count += 1
+            _write_holder(cls._fd, run_id)
+            return cls()
+        fd = _open_lock()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            holder = _holder(fd)
             os.close(fd)
-            owners = [f"{s.run_id} (pid {s.data['owner'][0]})" for s in runs() if alive(s)]
-            raise ParamError(f"another fabric is up on this machine: {', '.join(owners) or 'starting'}; "
-                             "one fabric at a time (stop it, or `hpn-testbed clean` if it is gone)") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{run_id} {os.getpid()}\n".encode())
-        return cls(fd)
+            raise ParamError(f"another fabric is up on this machine: {holder or 'starting'}; one "
+                             "fabric at a time (stop it, or `hpn-testbed clean` if it is gone)") from None
+        _write_holder(fd, run_id)
+        cls._fd, cls._count = fd, 1
+        return cls()
 
     def release(self) -> None:
-        os.close(self.fd)   # closing the descriptor drops the flock
+        cls = type(self)
+        cls._count -= 1
+        if cls._count == 0 and cls._fd is not None:
+            os.close(cls._fd)   # closing the descriptor drops the flock
+            cls._fd = None
+
+    @classmethod
+    def holder(cls) -> str | None:
+        """The run holding the lock in another process ("RUN (pid N)"), or None if it is free."""
+        fd = _open_lock()
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _holder(fd) or "a run starting"
+        finally:
+            os.close(fd)
+        return None
+
+
+def _open_lock() -> int:
+    LOCK_FILE.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+    try:
+        return os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as e:
+        raise ParamError(f"the one-fabric lock {files.shown(LOCK_FILE)}: {e.strerror}") from None
+
+
+def _write_holder(fd: int, run_id: str) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{run_id} {os.getpid()}\n".encode(), 0)
+
+
+def _holder(fd: int) -> str:
+    words = os.pread(fd, 256, 0).decode(errors="replace").split()
+    return f"{words[0]} (pid {words[1]})" if len(words) == 2 else ""
+
+
+def held_run() -> str | None:
+    """The run id written in the lock while another process holds it (None: free or unnamed)."""
+    holder = RunLock.holder()
+    return holder.split()[0] if holder and "(pid" in holder else None
 
 
 def start_time(pid: int) -> int | None:
@@ -127,10 +211,12 @@ def kill_pid(pid: int, marker: str, grace: float = 3.0, started: int | None = No
 def kill_all(procs: list[tuple[int, str, int | None]], grace: float = 3.0) -> list[int]:
     """End every (pid, marker, start time) that is still the process we recorded: SIGTERM to
     all, one grace period for all, then SIGKILL to those left (an interactive shell ignores
-    SIGTERM). Returns the PIDs it signalled."""
+    SIGTERM). A stopped process (SIGSTOP) is continued after its SIGTERM, so it ends at once
+    instead of after the grace period. Returns the PIDs it signalled."""
     ours = [p for p in procs if _owns(*p)]
     for pid, _, _ in ours:
         _signal(pid, signal.SIGTERM)
+        _signal(pid, signal.SIGCONT)
     deadline = time.monotonic() + grace
     left = ours
     while left and time.monotonic() < deadline:
@@ -254,10 +340,21 @@ def all_bridges() -> set[str]:
     return set(sh.run(["ovs-vsctl", "--timeout=10", "list-br"], check=False).split())
 
 
-def runs() -> list[RunState]:
+def runs(unreadable: list[str] | None = None) -> list[RunState]:
+    """Every run recorded under ROOT; one whose state cannot be read is left out (and, with
+    `unreadable`, said there: "RUN: why")."""
     if not ROOT.is_dir():
         return []
-    return [RunState.load(p) for p in sorted(ROOT.iterdir()) if (p / "state.json").exists()]
+    found = []
+    for p in sorted(ROOT.iterdir()):
+        if not os.path.lexists(p / "state.json"):
+            continue
+        try:
+            found.append(RunState.load(p))
+        except ParamError as e:
+            if unreadable is not None:
+                unreadable.append(f"{p.name}: cannot read its state, left as it is ({e})")
+    return found
 
 
 def alive(state: RunState) -> bool:
@@ -267,16 +364,19 @@ def alive(state: RunState) -> bool:
 
 
 def clean(include_live: bool = False) -> list[str]:
-    """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge."""
-    done = []
-    for state in runs():
+    """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge: one
+    that no recorded run lists and that is not tagged with the run holding the machine's lock
+    (a live fabric recorded under another HPN_RUN_DIR)."""
+    done: list[str] = []
+    for state in runs(done):
         if include_live or not alive(state):
             try:
                 done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
             except TestbedError as e:   # say so, and go on with the other runs
                 done.append(f"{state.run_id}: {e}")
     live_bridges = {b for s in runs() for b in s.data["bridges"]}
-    stray = tagged_bridges() - live_bridges
+    held = held_run()
+    stray = tagged_bridges() - live_bridges - (tagged_bridges(held) if held else set())
     if stray:
         _delete_bridges(stray, 0)
         done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from testbed.core import sh
+from testbed.core import files, sh
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import runstate, server_files
@@ -46,17 +46,38 @@ def record_file() -> Path:
 
 
 def load() -> dict | None:
-    """The record of the servers that are up (or half up), or None."""
-    try:
-        return json.loads(record_file().read_text())
-    except FileNotFoundError:
+    """The record of the servers that are up (or half up), or None; ParamError (one line) if
+    it cannot be read or is not such a record (bounded, regular file: testbed/core/files.py)."""
+    if not os.path.lexists(record_file()):
         return None
+    record = files.load_json(record_file(), "servers state", files.STATE_MAX)
+    problem = _malformed(record)
+    if problem:
+        raise ParamError(f"servers state {files.shown(record_file())}: {problem}; "
+                         f"remove what it lists by hand, then {STATE_DIR}")
+    return record
+
+
+def _malformed(record) -> str | None:
+    if not isinstance(record, dict):
+        return "not an object"
+    for key in ("servers", "pids", "netns", "intfs", "made_dirs"):
+        if not isinstance(record.get(key), list):
+            return f"{key} is not a list"
+    for s in record["servers"]:
+        if not (isinstance(s, dict) and all(isinstance(s.get(k), str) for k in ("name", "ip", "dir"))
+                and isinstance(s.get("pid"), int)):
+            return "a server is not {name, ip, pid, dir}"
+    if not all(isinstance(p, list) and len(p) == 3 and isinstance(p[0], int) and isinstance(p[1], str)
+               for p in record["pids"]):
+        return "pids are not [pid, marker, start time]"
+    if not all(isinstance(x, str) for k in ("netns", "intfs", "made_dirs") for x in record[k]):
+        return "netns, intfs and made_dirs are not names"
+    return None
 
 
 def _save(record: dict) -> None:
-    tmp = STATE_DIR / "servers.json.tmp"
-    tmp.write_text(json.dumps(record, indent=1))
-    os.replace(tmp, record_file())
+    files.write_json(STATE_DIR, record_file().name, record, indent=1)
 
 
 def ssh_config() -> str:

@@ -90,3 +90,22 @@ def ovs_rundir() -> str:
     `unix:` controller target): taken from ovs-vsctl's default database socket."""
     m = re.search(r'"unix:(\S+)/db\.sock"', sh.run(["ovs-vsctl", "--help"], check=False))
     return m.group(1) if m else "/var/run/openvswitch"
+
+
+def check_machine(datapath: str, bond: str) -> None:
+    """ParamError (one line) unless this machine can run a fabric with `datapath` and `bond`:
+    Open vSwitch answers, and a path forced with HPN_DATAPATH / HPN_BOND exists in this kernel."""
+    from testbed.core.errors import ParamError
+    if datapath not in ("system", "netdev"):
+        raise ParamError(f"datapath={datapath!r} (HPN_DATAPATH): choose system or netdev")
+    if bond not in ("bonding", "multipath"):
+        raise ParamError(f"bond={bond!r} (HPN_BOND): choose bonding or multipath")
+    if not ovs_running():
+        raise ParamError("Open vSwitch is not running: start it with "
+                         "/usr/share/openvswitch/scripts/ovs-ctl start (or `make setup`)")
+    if datapath == "system" and not features()["ovs_kernel_datapath"]:
+        raise ParamError("HPN_DATAPATH=system: this kernel has no openvswitch module (its datapath); "
+                         "use netdev or leave HPN_DATAPATH unset (`hpn-testbed doctor`)")
+    if bond == "bonding" and not features()["bonding"]:
+        raise ParamError("HPN_BOND=bonding: this kernel has no bonding driver; use multipath or "
+                         "leave HPN_BOND unset (`hpn-testbed doctor`)")

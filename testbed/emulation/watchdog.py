@@ -1,7 +1,8 @@
 """A running fabric's watchdog: notices a lost part within a second and says so.
 
-Every POLL_S it checks that the controller process still runs and that the controller has not
-seen a switch disconnect; every SWITCH_POLL_S it also asks Open vSwitch whether each bridge of
+Every POLL_S it checks that the controller process still runs, that it still answers (its
+heartbeat, testbed/emulation/controller.py: a stopped controller is noticed within about half a
+second, a hung one within FROZEN_AFTER_S) and that the controller has not seen a switch disconnect; every SWITCH_POLL_S it also asks Open vSwitch whether each bridge of
 the run is still connected (the switches' own view, which does not depend on the controller
 noticing; OVS updates it in its database every few seconds, so it is the slower backstop: a
 bridge counts as lost once it was seen connected and then not). The first loss is kept in `lost` and, where
@@ -35,7 +36,7 @@ class Watchdog:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hpn-watchdog", daemon=True)
 
-    def start(self) -> "Watchdog":
+    def start(self) -> Watchdog:
         self._thread.start()
         return self
 
@@ -60,6 +61,9 @@ class Watchdog:
         proc = self.controller.proc
         if proc is None or proc.poll() is not None:
             return f"the controller exited (status {proc.returncode if proc else '?'})"
+        frozen = self.controller.unresponsive()
+        if frozen:
+            return frozen
         lost = self.controller.status().get("lost") or []
         if lost:
             return f"switch {lost[0]} lost its connection to the controller"

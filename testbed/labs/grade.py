@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from testbed.core import files
 from testbed.core.errors import ParamError
 from testbed.labs import expr, results
 from testbed.labs.questions import Lab, Question
@@ -116,14 +116,7 @@ def join(*parts: str) -> str:
 
 def read_answers(lab: Lab, path: Path) -> dict:
     """id -> answer (a number, a word, or "" for a blank); ParamError (exit 2) naming the line."""
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ParamError(f"{path}: cannot read the answers ({getattr(e, 'strerror', None) or e})") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ParamError(f"{path}: not TOML: {e}") from None
+    data, text = files.load_toml(path, "answers", files.ANSWERS_MAX)   # regular, bounded, UTF-8
     answers = {}
     for key, raw in data.items():
         where = f"{path}, line {line_of(text, key)}"

@@ -20,10 +20,10 @@
 from __future__ import annotations
 
 import re
-from testbed.core.compat import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from testbed.core import files
 from testbed.core.errors import ParamError
 from testbed.labs import expr
 
@@ -72,10 +72,7 @@ class Lab:
 
 def load_lab(directory: Path) -> Lab:
     path = directory / "questions.toml"
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ParamError(f"{path}: {e}") from None
+    data, _ = files.load_toml(path, "lab questions", files.EXPERIMENT_MAX)
     questions = tuple(question(path, i, q) for i, q in enumerate(data.get("question", []), 1))
     ids = [q.id for q in questions]
     if len(set(ids)) != len(ids):

@@ -9,22 +9,37 @@ Under the results directory (by default `out/` next to answers.toml), every JSON
 """
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
+
+from testbed.core import files
+from testbed.core.errors import ParamError
 
 
 def index(root: Path) -> dict[str, dict]:
-    """source name -> the JSON it names (a result, or a saved output)."""
+    """source name -> the JSON it names (a result, or a saved output). Each file is read bounded
+    (testbed/core/files.py): a FIFO, device, oversized or undecodable one is refused with one
+    line (ParamError), as is a tree of more than RESULTS_FILES_MAX JSON files."""
     found: dict[str, dict] = {}
-    for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+    for path in json_files(root):
         prefix = "/".join(path.relative_to(root).parent.parts)
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue          # a half-written or foreign file is not a result
+        data = files.load_json(path, "result", files.RESULT_MAX)
         for name, result in named(path, data):
             found[f"{prefix}/{name}" if prefix else name] = result
     return found
+
+
+def json_files(root: Path) -> list[Path]:
+    """The *.json files under `root` (symlinked directories not followed, so no loop)."""
+    if not root.is_dir():
+        return []
+    found = []
+    for top, dirs, names in os.walk(root, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(top, n) for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
+        if len(found) > files.RESULTS_FILES_MAX:
+            raise ParamError(f"results {files.shown(root)}: more than {files.RESULTS_FILES_MAX:,} JSON files")
+    return sorted(found)
 
 
 def named(path: Path, data) -> list[tuple[str, dict]]:

@@ -8,9 +8,11 @@ a three-tier Clos by pod. Uses matplotlib's Agg canvas directly, never pyplot or
 from __future__ import annotations
 
 import dataclasses
+import io
 import textwrap
 from pathlib import Path
 
+from testbed.core import files
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
 
@@ -196,5 +198,6 @@ def draw(fabric: Fabric, path) -> Path:
              f"{len(fabric.switches)} switches, {len(fabric.links)} links",
              fontsize=8, color="#444444")
     path = Path(path)
-    fig.savefig(path, format="png", bbox_inches="tight", pad_inches=0.2)
-    return path
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.2)
+    return files.write_file(path.parent, path.name, buffer.getvalue())   # atomic, no symlink

@@ -78,16 +78,17 @@ def place(fabric: Fabric, servers) -> Placement:
     """Place `fabric` on `servers` (a count or names). ParamError if they cannot all get a unit."""
     if isinstance(servers, int) and servers < 1:
         raise ParamError(f"--servers {servers}: need at least one server")
-    names = server_names(servers)
     units: list[str] = []
     node_unit = {}
     for node in [*fabric.switches, *fabric.hosts]:
         node_unit[node] = unit = unit_of(fabric, node)
         if unit != TOP and unit not in units:
             units.append(unit)
-    if len(names) > len(units):
-        raise ParamError(f"--servers {len(names)}: this {fabric.family} fabric has only {len(units)} "
+    count = servers if isinstance(servers, int) else len(server_names(servers))
+    if count > len(units):      # counted before a name is made: --servers 100000000000 is instant
+        raise ParamError(f"--servers {count}: this {fabric.family} fabric has only {len(units)} "
                          f"units to place ({', '.join(units)}); use at most {len(units)} servers")
+    names = server_names(servers)
     unit_server = {}
     base, extra = divmod(len(units), len(names))
     i = 0
