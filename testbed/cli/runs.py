@@ -113,6 +113,10 @@ def cmd_run(args) -> int:
     check_output("--out", args.out, directory=True)     # before any scenario starts
     runs = chosen_runs(args)                             # bad names and parameters fail here
     check_reports(args.out, runs, args.repeat)
+    if servers_of(args):             # each named server known (its state readable) or resolvable
+        from testbed.emulation.cluster_parts import Server
+        for name in servers_of(args):
+            Server.of(name)
     lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
     try:
         with on_servers(servers_of(args)):     # none: every scenario on this machine

@@ -72,7 +72,7 @@ def cmd_topo_budget(args) -> int:
 
 def cmd_topo_show(args) -> int:
     from testbed.model import make_fabric
-    if args.png:
+    if args.png is not None:
         check_output("--png", args.png)     # before the fabric is built or drawn
     fab = make_fabric(args.family, fabric_settings(args))
     summary = fab.summary()
@@ -85,7 +85,7 @@ def cmd_topo_show(args) -> int:
         from testbed.model.placement import place
         placement = place(fab, args.servers)
         summary["placement"] = placement.summary(fab)
-    if args.png:
+    if args.png is not None:
         from testbed.model import draw
         try:
             draw.draw(fab, args.png)

@@ -141,9 +141,12 @@ def answer_of(q: Question, raw, where: str):
         return raw.strip()
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise ParamError(f"{where}: {q.id} = {raw!r}: expected a number")
-    number = raw if not isinstance(raw, str) else number_of(raw)
+    try:
+        number = float(raw if not isinstance(raw, str) else number_of(raw))
+    except (TypeError, OverflowError, ValueError):    # None, or an integer past a float's range
+        number = None
     if number is None or not math.isfinite(number):
-        raise ParamError(f"{where}: {q.id} = {raw!r}: expected a number (0.25, \"1/4\" or \"25%\")")
+        raise ParamError(f"{where}: {q.id} = {str(raw)[:40]!r}: expected a number (0.25, \"1/4\" or \"25%\")")
     return float(number)
 
 

@@ -44,10 +44,16 @@ def normalize(fabric: Fabric, routing: dict | None) -> dict:
         if r[key] not in choices:
             raise ParamError(f"routing {key}={r[key]!r}: choose from {', '.join(choices)}")
     matrix = []
-    for pair in r.get("matrix") or []:
-        if len(pair) != 2:
-            raise ParamError(f"routing matrix entry {pair!r}: expected [src, dst]")
-        src, dst = fabric.nic(str(pair[0])), fabric.nic(str(pair[1]))   # ParamError if unknown
+    pairs = r.get("matrix") or []
+    if not isinstance(pairs, (list, tuple)):
+        raise ParamError("routing matrix: expected [[src, dst], ...]")
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or \
+                not all(isinstance(x, str) for x in pair):
+            raise ParamError(f"routing matrix entry {str(pair)[:60]}: expected [src, dst] NIC names")
+        src, dst = fabric.nic(pair[0]), fabric.nic(pair[1])   # ParamError if unknown
+        if src == dst:
+            raise ParamError(f"routing matrix entry {pair[0]},{pair[1]}: a flow from a NIC to itself")
         matrix.append([src.ip, dst.ip])
     r["matrix"] = matrix
     if matrix and r["policy"] != "static":
