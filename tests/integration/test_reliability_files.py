@@ -53,6 +53,13 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
     return out or ""
 
 
+def run_of_live(proc: subprocess.Popen):
+    """The run `proc` owns once written; AssertionError at once if `proc` ended first (refused)."""
+    if proc.poll() is not None:
+        raise AssertionError(f"exited {proc.returncode} before its run started: {proc.stderr.read()}")
+    return run_of(proc.pid)
+
+
 def controller_pid(state) -> int:
     return next(pid for pid, marker in state.live_processes() if marker == CONTROLLER_MARKER)
 
@@ -105,7 +112,7 @@ def test_a_symlink_planted_during_the_run_is_replaced_not_followed(tmp_path):
     proc = subprocess.Popen([*TESTBED, "run", str(exp), "--json", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
-        wait_for("the run's state", lambda: run_of(proc.pid), 60)
+        wait_for("the run's state", lambda: run_of_live(proc), 60)
         wait_for("--out", out.is_dir, 60)
         for name in ("nic0-link-down.json", "nic0-link-down.png"):
             (out / name).symlink_to(victim)
@@ -211,7 +218,7 @@ def test_a_scenario_whose_controller_is_stopped_reports_invalid(tmp_path):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pid = None
     try:
-        state = wait_for("the scenario's run", lambda: run_of(proc.pid), 60)
+        state = wait_for("the scenario's run", lambda: run_of_live(proc), 60)
         wait_for("its traffic", lambda: any(m == "iperf3" for _, m in
                                             runstate.RunState.load(state.dir).live_processes()), 60)
         pid = controller_pid(runstate.RunState.load(state.dir))
