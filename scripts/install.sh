@@ -1,11 +1,17 @@
 #!/bin/bash
-# Install what hpn-testbed needs, idempotently: Debian 12, Ubuntu 22.04 / 24.04, as root.
+# Install what hpn-testbed needs, idempotently: Debian 12/13, Ubuntu 22.04 / 24.04, as root.
 #
 #   sudo scripts/install.sh            (or: sudo make setup)
 #   VENV=/some/where scripts/install.sh
+#   scripts/install.sh --servers       the multi-server mode's packages (`hpn-testbed servers up`
+#                                      runs this itself the first time): installed with a
+#                                      policy-rc.d that refuses every service, and sshd's units
+#                                      disabled afterwards, so no sshd is started or enabled
+#   scripts/install.sh --packages [default|servers|all]   print the apt packages, install nothing
 #
 # Steps, each done only when needed and announced with one line:
-#   1. apt packages (checked with dpkg-query; `apt-get update` only if one is missing)
+#   1. apt packages (checked with dpkg-query; `apt-get update` only if one is missing; if the
+#      update fails, offline say, the install is tried with the package lists there are)
 #   2. a venv at $VENV (default <project>/.venv) made from /usr/bin/python3 with
 #      --system-site-packages: Debian/Ubuntu's mininet lives in the system Python, and a
 #      python3 first on PATH (pyenv, conda) is not that Python
@@ -13,6 +19,7 @@
 #      since the last install: a stamp file in the venv records both
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
+# What it changes on the machine, and how to undo it: README.md, "What the install changes".
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -20,8 +27,13 @@ VENV=${VENV:-$ROOT/.venv}
 case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac
 PYTHON=/usr/bin/python3
 STAMP=$VENV/.hpn-testbed-installed
+# What the default paths need (every `up`, `run`, test). Nothing here starts a service
+# except Open vSwitch, which the testbed needs running.
 APT_PKGS=(mininet openvswitch-switch iperf3 iputils-ping nftables ethtool tcpdump
-          python3-venv python3-pip iproute2 kmod procps openssh-server openssh-client sudo)
+          python3-venv python3-pip iproute2 kmod procps)
+# What only `hpn-testbed servers up` needs (its own sshd per namespace server, ssh, sudo for
+# Mininet Cluster Edition's remote commands): installed by `--servers`, on first use.
+SERVER_PKGS=(openssh-server openssh-client sudo)
 
 say() { echo "install: $*"; }
 die() { echo "install: error: $*" >&2; exit 1; }
@@ -37,21 +49,63 @@ quiet() {
 }
 
 # --- 1. apt packages ----------------------------------------------------------------------
-installed=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "${APT_PKGS[@]}" 2>/dev/null |
-            awk '$1 == "ii" {print $2}' || true)
-missing=()
-for p in "${APT_PKGS[@]}"; do
-  grep -qxF "$p" <<<"$installed" || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  is_root || die "missing apt packages (${missing[*]}); run as root: sudo $0"
+missing_of() {   # the packages of "$@" that are not installed
+  local installed p
+  installed=$(dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' "$@" 2>/dev/null |
+              awk '$1 == "ii" {print $2}' || true)
+  for p in "$@"; do grep -qxF "$p" <<<"$installed" || echo "$p"; done
+}
+apt_install() {   # apt_install PKG...: update the lists, then install without recommends
+  is_root || die "missing apt packages ($*); run as root: sudo $0${MODE:+ $MODE}"
   export DEBIAN_FRONTEND=noninteractive
-  APT=(apt-get -o DPkg::Lock::Timeout=600)   # a fresh VM may still run unattended-upgrades
-  say "apt-get update (missing: ${missing[*]})"
-  quiet "${APT[@]}" update || die "apt-get update failed"
-  say "apt-get install ${missing[*]}"
-  quiet "${APT[@]}" install -y --no-install-recommends "${missing[@]}" || die "apt-get install failed"
-fi
+  local apt=(apt-get -o DPkg::Lock::Timeout=600)   # a fresh VM may still run unattended-upgrades
+  say "apt-get update (missing: $*)"
+  # Offline (or a mirror down), the lists already there and apt's cache may still do.
+  quiet "${apt[@]}" update || say "apt-get update failed; trying with the package lists there are"
+  say "apt-get install $*"
+  quiet "${apt[@]}" install -y --no-install-recommends "$@" || die "apt-get install $* failed"
+}
+
+MODE=
+case "${1:-}" in
+  "") ;;
+  --packages)
+    case "${2:-default}" in
+      default) echo "${APT_PKGS[*]}" ;;
+      servers) echo "${SERVER_PKGS[*]}" ;;
+      all) echo "${APT_PKGS[*]} ${SERVER_PKGS[*]}" ;;
+      *) die "--packages takes default, servers or all" ;;
+    esac
+    exit 0 ;;
+  --servers)
+    MODE=--servers
+    mapfile -t missing < <(missing_of "${SERVER_PKGS[@]}")
+    [ "${#missing[@]}" -gt 0 ] || exit 0
+    is_root || die "missing apt packages (${missing[*]}); run as root: sudo $0 --servers"
+    # No service may start while they install: a policy-rc.d answering 101 (invoke-rc.d and
+    # deb-systemd-invoke ask it), ours only for the install (one already there is put back).
+    POLICY=/usr/sbin/policy-rc.d
+    [ ! -e "$POLICY" ] || mv "$POLICY" "$POLICY.hpn-testbed-saved"
+    trap 'rm -f "$POLICY"; [ ! -e "$POLICY.hpn-testbed-saved" ] || mv "$POLICY.hpn-testbed-saved" "$POLICY"' EXIT
+    printf '#!/bin/sh\n# hpn-testbed: installing packages, no service starts\nexit 101\n' >"$POLICY"
+    chmod 755 "$POLICY"
+    apt_install "${missing[@]}"
+    # Nor may sshd start at the next boot: the package enabled its units (Ubuntu: ssh.socket).
+    if grep -qxF openssh-server < <(printf '%s\n' "${missing[@]}"); then
+      if command -v systemctl >/dev/null 2>&1; then
+        quiet systemctl disable ssh.service ssh.socket 2>/dev/null ||
+          quiet systemctl disable ssh.service || true
+      elif command -v update-rc.d >/dev/null 2>&1; then
+        quiet update-rc.d ssh disable || true
+      fi
+    fi
+    say "installed ${missing[*]}; no service started or enabled (sshd runs only in the namespace servers)"
+    exit 0 ;;
+  *) die "usage: $0 [--servers | --packages [default|servers|all]]" ;;
+esac
+
+mapfile -t missing < <(missing_of "${APT_PKGS[@]}")
+[ "${#missing[@]}" = 0 ] || apt_install "${missing[@]}"
 
 # --- 1b. netem on a full kernel --------------------------------------------------------------
 # Ubuntu keeps sch_netem apart, in linux-modules-extra-KVER (a CI runner's or a Vagrant box's

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from testbed.core import files, sh
@@ -102,9 +103,7 @@ def up(n: int) -> dict:
         raise ParamError("servers up needs root (namespaces, veths)")
     if not 1 <= n <= MAX_SERVERS:
         raise ParamError(f"servers up {n}: choose 1..{MAX_SERVERS}")
-    for tool in ("sshd", "ssh", "ssh-keygen", "unshare", "ovsdb-server", "ovs-vswitchd", "sudo"):
-        if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
-            raise ParamError(f"{tool} is missing: run scripts/install.sh (openssh-server, sudo)")
+    _install_tools()
     if load() is not None:
         raise ParamError("servers are already up (`hpn-testbed servers list`); `servers down` first")
     _refuse_clashes()
@@ -118,6 +117,34 @@ def up(n: int) -> dict:
         down()
         raise
     return record
+
+
+TOOLS = ("sshd", "ssh", "ssh-keygen", "unshare", "ovsdb-server", "ovs-vswitchd", "sudo")
+INSTALL_SH = Path(__file__).resolve().parents[2] / "scripts" / "install.sh"
+
+
+def _missing_tools() -> list[str]:
+    return [t for t in TOOLS if shutil.which(t) is None and not os.path.exists(f"/usr/sbin/{t}")]
+
+
+def _install_tools() -> None:
+    """The multi-server mode's packages (openssh-server, openssh-client, sudo) are not part of
+    `make setup`: installing openssh-server starts a system sshd on port 22. They are installed
+    here, on first use, by `scripts/install.sh --servers`, which starts and enables no service."""
+    if not _missing_tools():
+        return
+    if not INSTALL_SH.is_file():
+        raise ParamError(f"{', '.join(_missing_tools())} missing: install openssh-server openssh-client sudo "
+                         "(apt-get install --no-install-recommends), then disable the ssh service")
+    # stderr: `servers up --json` keeps its stdout for the JSON
+    print(f"servers: installing the multi-server mode's packages ({INSTALL_SH} --servers)", file=sys.stderr,
+          flush=True)
+    proc = subprocess.run(["bash", str(INSTALL_SH), "--servers"], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, check=False, timeout=1800)
+    if proc.returncode != 0 or _missing_tools():
+        lines = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise ParamError(f"could not install what `servers up` needs ({', '.join(_missing_tools())} missing): "
+                         f"{lines[0]}; run `sudo {INSTALL_SH} --servers`")
 
 
 def _refuse_clashes() -> None:
