@@ -3,6 +3,11 @@
 #   sudo make test        unit + integration tests, then the full-kernel tests
 #   sudo make test-fast   unit + integration tests only
 #   sudo make test-lane   the full-kernel tests only
+#   sudo make test-distro the distro lane (tests/distro/run): a fresh Debian root made with
+#                         debootstrap (cached), run in its own namespaces, does what a newcomer
+#                         does: clone, make setup, doctor, up --check, two quick scenarios,
+#                         servers up/down, the unit tests, vagrant/provision.sh. Not part of
+#                         `make test` (3-6 min warm on 2 cores; README, "Distro lane")
 #   sudo make bench       every bench/*.py
 #   sudo make clean       remove whatever testbed runs left behind
 #
@@ -19,14 +24,19 @@
 #     host  always on this machine
 #     off   not at all
 #   Nothing happens while tests/fullkernel does not exist.
+#   DISTRO    the distro lane's root: trixie (default) or bookworm
+#   DISTRO_ARGS  more arguments for tests/distro/run: --full (CI=true make test-fast inside
+#             instead of the unit tests), --fresh (rebuild the cached root)
 
 VENV ?= $(CURDIR)/.venv
 HPN_LANE ?= auto
 PYTEST_ARGS ?=
+DISTRO ?= trixie
+DISTRO_ARGS ?=
 PYTEST = $(VENV)/bin/python -m pytest
 FULLKERNEL_MODULES = openvswitch bonding sch_netem
 
-.PHONY: setup demo test test-fast test-lane bench clean
+.PHONY: setup demo test test-fast test-lane test-distro bench clean
 .DEFAULT_GOAL := setup
 
 setup:
@@ -71,6 +81,11 @@ test-fast: setup
 
 test-lane: setup
 	$(run_lane)
+
+# Needs nothing of this machine's install: the lane installs debootstrap if missing and runs
+# the install inside its root.
+test-distro:
+	tests/distro/run $(DISTRO) $(DISTRO_ARGS)
 
 bench: setup
 	@set -e; found=; \
