@@ -7,7 +7,7 @@
 #                         debootstrap (cached), run in its own namespaces, does what a newcomer
 #                         does: clone, make setup, doctor, up --check, two quick scenarios,
 #                         servers up/down, the unit tests, vagrant/provision.sh. Not part of
-#                         `make test` (3-6 min warm on 2 cores; README, "Distro lane")
+#                         `make test` (2.5-3.5 min warm, +1 min from an empty cache; README, "Distro lane")
 #   sudo make bench       every bench/*.py
 #   sudo make clean       remove whatever testbed runs left behind
 #
