@@ -58,10 +58,11 @@ class Knobs:
 
     @classmethod
     def describe(cls) -> list[dict]:
-        """name, type, default, quick default and help of every knob (for --help and list --params)."""
+        """name, type, default, quick default and help of every knob (for --help and list
+        --params): defaults as values (numbers as numbers, a list knob as a list), for JSON."""
         hints = _hints(cls)
-        return [{"name": f.name, "type": type_name(hints[f.name]), "default": shown(f.default),
-                 "quick": shown(cls.QUICK.get(f.name, f.default)), "help": cls.HELP.get(f.name, "")}
+        return [{"name": f.name, "type": type_name(hints[f.name]), "default": as_value(f.default),
+                 "quick": as_value(cls.QUICK.get(f.name, f.default)), "help": cls.HELP.get(f.name, "")}
                 for f in dataclasses.fields(cls)]
 
 
@@ -75,6 +76,10 @@ def element(hint):
 
 def type_name(hint) -> str:
     return f"list of {element(hint).__name__}" if is_tuple(hint) else _type_name(hint)
+
+
+def as_value(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
 def shown(value) -> str:

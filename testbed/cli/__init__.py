@@ -1,7 +1,10 @@
 """hpn-testbed: the command line, one module per subcommand.
 
 Bad input becomes one clear line and exit status 2, before anything is created; a run-time
-failure exits 1; SIGTERM and Ctrl-C tear down whatever was built.
+failure exits 1; SIGTERM and Ctrl-C tear down whatever was built. Under `--json` errors come
+as JSON too (testbed/cli/output.py). A reader that goes away (`| head`) ends the command
+quietly, here, for every subcommand: its teardowns run, no traceback, exit status 141 (what a
+tool killed by SIGPIPE gives).
 """
 from __future__ import annotations
 
@@ -9,11 +12,12 @@ import argparse
 import signal
 import sys
 
-from testbed.cli import clean, doctor, lab, runs, servers, topo, trace, up
+from testbed.cli import capture, clean, doctor, lab, output, ps, runs, servers, topo, trace, up
 from testbed.core import interrupts
 from testbed.core.errors import ParamError, TestbedError
 
-SUBCOMMANDS = (doctor, topo, up, trace, runs, lab, servers, clean)
+SUBCOMMANDS = (doctor, topo, up, ps, trace, capture, runs, lab, servers, clean)
+SIGPIPE_STATUS = 128 + signal.SIGPIPE
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -22,13 +26,17 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         where = self.prog.removeprefix("hpn-testbed").strip()     # e.g. "topo show"
-        self.exit(2, f"hpn-testbed: {where + ': ' if where else ''}{' '.join(message.split())}\n")
+        if where:
+            output.set_command(where)
+        output.fail(f"hpn-testbed: {where + ': ' if where else ''}{' '.join(message.split())}", 2)
+        self.exit(2)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="hpn-testbed", description=(
         "Emulate the networks that train large language models (Alibaba HPN, DeepSeek MPFT/MRFT, "
         "a three-tier Clos) on Mininet and Open vSwitch with an os-ken controller."))
+    p.add_argument("--version", action="version", version=f"%(prog)s {output.version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(sub)
@@ -36,12 +44,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    output.begin(argv)
+    try:
+        status = _run(argv)
+        sys.stdout.flush()      # here, not at exit: a reader gone by now is handled below
+        return status
+    except BrokenPipeError:
+        output.reader_gone()
+        return SIGPIPE_STATUS
+
+
+def _run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    output.set_command(" ".join(a for a in (args.command, *[v for k, v in vars(args).items()
+                                                           if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
     try:
         return args.func(args)
     except (ParamError, TestbedError) as e:
-        _say(f"hpn-testbed: {e}")
+        output.fail(f"hpn-testbed: {e}", e.exit_status)
         return e.exit_status
     except (KeyboardInterrupt, interrupts.Terminated):
         signum = interrupts.last or signal.SIGINT

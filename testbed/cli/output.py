@@ -1,11 +1,70 @@
-"""How the command line prints: rich tables on a terminal, JSON for machines."""
+"""How the command line prints: rich tables on a terminal, JSON for machines.
+
+Every `--json` output is one envelope, the same for every subcommand:
+
+    {"hpn_testbed": VERSION, "command": "topo show", "ok": true, "result": ...}
+    {"hpn_testbed": VERSION, "command": "up", "ok": false, "error": "...", "exit_status": 2}
+
+`ok` says the command ran (a failed check is in its result, and in the exit status); an
+error under `--json` is the second form on stdout, besides its one line on stderr.
+"""
 from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from testbed.core.errors import ParamError
+
+_mode = {"json": False, "command": "", "printed": False}
+
+
+def begin(argv: list[str]) -> None:
+    """Note, before parsing, whether this invocation asked for JSON (so that even a usage
+    error comes as JSON) and which subcommand it names."""
+    _mode.update(json="--json" in argv, printed=False,
+                 command=" ".join(a for a in argv[:2] if not a.startswith("-")))
+
+
+def set_command(name: str) -> None:
+    _mode["command"] = name
+
+
+def version() -> str:
+    """The installed package's version (its metadata, not a constant repeated here)."""
+    from importlib import metadata
+    try:
+        return metadata.version("hpn-testbed")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def fail(line: str, status: int) -> None:
+    """An error: its one line on stderr; under --json also the error envelope on stdout,
+    unless a result was already printed (one JSON document per invocation)."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:        # SIGHUP: the terminal went away; or stderr's reader is gone
+        pass
+    if _mode["json"] and not _mode["printed"]:
+        _emit({"ok": False, "error": line.removeprefix("hpn-testbed: "), "exit_status": status})
+
+
+def _emit(body: dict) -> None:
+    _mode["printed"] = True
+    print(json.dumps({"hpn_testbed": version(), "command": _mode["command"], **body},
+                     indent=2, default=str), flush=True)
+
+
+def reader_gone() -> None:
+    """stdout's reader went away (`| head`): point stdout at /dev/null, so that nothing more,
+    not even the interpreter's last flush, fails on it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def console():
@@ -30,7 +89,8 @@ def escape(text) -> str:
 
 
 def print_json(data) -> None:
-    print(json.dumps(data, indent=2, default=str))
+    """A command's result, in the envelope (see above)."""
+    _emit({"ok": True, "result": data})
 
 
 def styled(verdict: str) -> str:

@@ -39,7 +39,7 @@ def cmd_list(args) -> int:
     import scenarios
     classes = scenarios.all_scenarios()
     if args.json:
-        print_json([{"name": name, "claim": cls.claim, "title": cls.title, "tour": "tour" if cls.tour else "",
+        print_json([{"name": name, "claim": cls.claim, "title": cls.title, "tour": bool(cls.tour),
                      **({"params": params_of(cls())} if args.params else {})}
                     for name, cls in classes.items()])
         return 0
@@ -73,7 +73,8 @@ def print_params(con, scenario) -> None:
     p = params_of(scenario)
     con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) parameters, `--set KEY=VALUE`:")
     con.print(table(None, ["knob", "type", "default", "quick", "what"],
-                    [(k["name"], k["type"], k["default"], k["quick"], k["help"]) for k in p["knobs"]]))
+                    [(k["name"], k["type"], shown_value(k["default"]), shown_value(k["quick"]), k["help"])
+                     for k in p["knobs"]]))
     families = p["fabric"]["families"]
     if families:
         con.print(f"  fabric ({' and '.join(families)}; see `topo show {families[0]}`): "
@@ -233,6 +234,10 @@ def show_help(args) -> int:
         if not name.endswith(".toml"):
             print_params(con, scenarios.get(name))
     return 0
+
+
+def shown_value(value) -> str:
+    return ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
 def shown(verdict: str) -> str:

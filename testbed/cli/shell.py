@@ -3,7 +3,7 @@
 Mininet's own commands print again (the builder silences Mininet's logger, through which the CLI
 writes), its pingall, iperf and link work on hosts that have one address per NIC and none per
 host (testbed/cli/shell_mininet.py), and trace, fault, rates, queues, routes and check come from
-the testbed (testbed/cli/shell_fabric.py). Whatever a user types is answered, a mistake in one
+the testbed (testbed/cli/shell_fabric.py), capture from testbed/cli/shell_capture.py. Whatever a user types is answered, a mistake in one
 line: no traceback ends the session. Ctrl-C stops the running command and returns to the
 prompt (Mininet's habit). `exit`, Ctrl-D, SIGTERM and SIGHUP (testbed.core.interrupts raises
 Terminated, which the CLI does not catch) leave it; the faults typed in it are undone, then the
@@ -21,11 +21,12 @@ from mininet.log import LEVELS, error, lg, output
 from mininet.util import dumpNodeConnections
 
 from testbed.cli.shell_args import Usage, one_line
+from testbed.cli.shell_capture import CaptureCommand
 from testbed.cli.shell_fabric import FabricCommands, cable_peers
 from testbed.cli.shell_mininet import MininetCommands
 from testbed.core.errors import PartLost
 
-TESTBED_COMMANDS = ("trace", "fault", "rates", "queues", "routes", "check")
+TESTBED_COMMANDS = ("trace", "fault", "rates", "queues", "routes", "check", "capture")
 MININET_COMMANDS = ("nodes", "net", "links", "dump", "intfs", "ports", "pingall", "pingallfull",
                     "pingpair", "pingpairfull", "iperf", "iperfudp", "link", "switch", "dpctl",
                     "py", "px", "sh", "source", "time", "noecho", "xterm", "gterm", "x", "exit")
@@ -43,7 +44,7 @@ NODE_HELP = ("\nAnd <node> <cmd> runs cmd on a node, e.g. `p0s0h0 ip -br addr`; 
              "`help COMMAND` describes one command.\n")
 
 
-class FabricCLI(FabricCommands, MininetCommands, CLI):
+class FabricCLI(FabricCommands, CaptureCommand, MininetCommands, CLI):
     """Mininet's CLI for an Emulation (testbed.emulation.build); runs until exit, like Mininet's."""
 
     prompt = "mininet> "

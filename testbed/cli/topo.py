@@ -97,11 +97,12 @@ def cmd_topo_show(args) -> int:
         return 0
     con = console()
     con.print(f"[bold]{fab.family}[/bold]: {summary['hosts']} hosts, {summary['nics']} NICs, "
-              f"{summary['host_ports']} host ports, {summary['switches']} switches, "
+              f"{summary['host_ports']} host ports, {summary['switches']} switches,\n"
               f"{summary['links']['host']} host links + {summary['links']['switch']} switch links")
-    con.print(table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversubscription"],
-                    [(r, t["switches"], t["ports_per_switch"], t["down_gbps"], t["up_gbps"],
-                      f"{t['oversubscription']}:1" if t["oversubscription"] else "-")
+    # short headers and rounded figures: the table fits 80 columns
+    con.print(table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversub."],
+                    [(r, t["switches"], t["ports_per_switch"], f"{t['down_gbps']:,.6g}",
+                      f"{t['up_gbps']:,.6g}", f"{t['oversubscription']:.3g}:1" if t["oversubscription"] else "-")
                      for r, t in summary["tiers"].items()]))
     e = summary["equal_cost_paths"]
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")

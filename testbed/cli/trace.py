@@ -11,7 +11,8 @@ from testbed.core.errors import ParamError
 
 def add_parser(sub) -> None:
     tr = sub.add_parser("trace", help="the hop-by-hop path of a 5-tuple, read from the switches")
-    tr.add_argument("--fabric", required=True, metavar="RUN", help="a running fabric's run id (see `up`)")
+    tr.add_argument("--fabric", metavar="RUN",
+                    help="a running fabric's run id (`hpn-testbed ps`; default: the one running)")
     tr.add_argument("src", help="source NIC: IP, NIC name (host-nI) or host")
     tr.add_argument("dst", help="destination NIC")
     tr.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
@@ -39,17 +40,14 @@ def cmd_trace(args) -> int:
     from testbed.model import make_fabric
     if os.geteuid() != 0:
         raise ParamError("trace needs root (it reads a run's private state and its switches)")
-    states = {s.run_id: s for s in runstate.runs() if runstate.alive(s)}
-    if args.fabric not in states:
-        raise ParamError(f"no running fabric {args.fabric!r}; running: {', '.join(states) or 'none'}")
-    state = states[args.fabric]
+    state = runstate.running(args.fabric)
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
     if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
-        raise ParamError(f"run {args.fabric}: its spec.json is not a fabric's spec")
+        raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
     fab = make_fabric(spec["family"], spec["params"])
     src, dst = fab.nic(args.src), fab.nic(args.dst)
     if not state.data.get("servers") and "hosts" not in state.data:
-        raise ParamError(f"run {args.fabric} is still coming up (its hosts are not recorded yet); "
+        raise ParamError(f"run {state.run_id} is still coming up (its hosts are not recorded yet); "
                          "trace it once `up` says it is up")
     if state.data.get("servers"):      # a run across servers: ask each node where it runs
         from testbed.emulation.cluster_parts import attached

@@ -75,12 +75,24 @@ def routing_options(args, fabric) -> dict:
     return routing
 
 
+def refuse_meaningless(args) -> None:
+    """Combinations that would silently do nothing, refused with one line (exit 2)."""
+    if args.full and not args.check:
+        raise ParamError("--full: only with --check (it widens the reachability check)")
+    if args.json and args.cli:
+        raise ParamError("--json with --cli: the CLI is for a person; use one of them")
+
+
 def cmd_up(args) -> int:
     from testbed.emulation.build import Options
     from testbed.emulation.cluster import make_emulation, on_servers
     from testbed.measure import checks
     from testbed.model import make_fabric
+    refuse_meaningless(args)
     fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
+    if args.detector and not any(len(n.ports) > 1 for n in fab.nics()):
+        raise ParamError(f"--detector: no NIC of this {fab.family} fabric has two ports (the "
+                         "detector takes a silent port out of a dual-ported NIC's bond)")
     options = Options(routing=routing_options(args, fab), detector=args.detector,
                       miswire=tuple(args.miswire))
     with on_servers(servers_of(args)), make_emulation(fab, options) as emu:

@@ -137,6 +137,9 @@ class Emulation(Lifecycle):
     def start(self) -> None:
         t0 = time.monotonic()
         self.preflight()
+        self.state.data["about"] = {"family": self.fabric.family, "switches": len(self.fabric.switches),
+                                    "hosts": len(self.fabric.hosts), "nics": len(self.fabric.nics()),
+                                    "datapath": self.datapath}     # for `hpn-testbed ps`
         self.state.create()
         self.state.add("bridges", *self.local_bridges())
         self.state.add("root_intfs", *self.root_intfs())

@@ -6,6 +6,7 @@ Under the results directory (by default `out/` next to answers.toml), every JSON
 - a saved `run ... --json > FILE.json` (a list of results) gives each of its results the same way;
 - any other JSON (a saved `topo budget --json`, `topo show --json`) is its file name without
   .json: `budget-hpn`, `SUB/show-mpft`.
+A saved `--json` output counts by its envelope's result (testbed/cli/output.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def index(root: Path) -> dict[str, dict]:
     for path in json_files(root):
         prefix = "/".join(path.relative_to(root).parent.parts)
         data = files.load_json(path, "result", files.RESULT_MAX)
+        if isinstance(data, dict) and "hpn_testbed" in data and "result" in data:
+            data = data["result"]       # a saved `--json` output: its envelope's result
         for name, result in named(path, data):
             found[f"{prefix}/{name}" if prefix else name] = result
     return found

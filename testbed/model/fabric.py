@@ -245,7 +245,7 @@ class Fabric:
             tiers[role] = {
                 "switches": len(members),
                 "ports_per_switch": max(self.ports_of(m) for m in members),
-                "down_gbps": d, "up_gbps": u,
+                "down_gbps": round(d, 3), "up_gbps": round(u, 3),
                 "oversubscription": round(d / u, 3) if u else None,
             }
         nics = self.nics()

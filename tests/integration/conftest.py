@@ -95,7 +95,7 @@ def run_until_valid(*args: str, tries: int = 3, timeout: float = 400):
         wait_for_headroom(240)
         proc = subprocess.run([sys.executable, "-m", "testbed", "run", *args, "--json"], check=False,
                               capture_output=True, text=True, timeout=timeout)
-        results = json.loads(proc.stdout or "[]")
+        results = json.loads(proc.stdout or '{"result": []}').get("result") or []
         if results and all(r.get("verdict") != "invalid" for r in results):
             break
     return proc, results

@@ -48,7 +48,7 @@ def test_trace_follows_a_5_tuple_on_a_running_fabric(proto):
                               "p0e0h0", "p1e1h1", "--proto", proto, "--sport", "40123", "--json"],
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
-        hops = json.loads(out.stdout)["hops"]
+        hops = json.loads(out.stdout)["result"]["hops"]
         assert len(hops) == 5 and all(h["out_port"] for h in hops)     # edge, agg, core, agg, edge
         bad = subprocess.run([sys.executable, "-m", "testbed", "trace", "--fabric", state.run_id,
                               "p0e0h0", "p1e1h1", "--sport", "70000"], capture_output=True, text=True)

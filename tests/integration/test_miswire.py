@@ -31,7 +31,7 @@ def test_up_check_names_exactly_the_two_swapped_cables(role):
     proc = subprocess.run([sys.executable, "-m", "testbed", "up", "hpn", "--miswire", f"{a},{b}",
                            "--check", "--json"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and proc.stdout, proc.stdout + proc.stderr
-    [check] = [c for c in json.loads(proc.stdout)["checks"] if c["name"] == "wiring"]
+    [check] = [c for c in json.loads(proc.stdout)["result"]["checks"] if c["name"] == "wiring"]
     assert not check["passed"]
     assert {frozenset(w["cable"]) for w in check["figures"]["wrong"]} == cables, check
     assert not runstate.runs()

@@ -81,7 +81,7 @@ def two_servers():
     out = hpn("servers", "up", "2", "--json")
     assert out.returncode == 0, out.stderr
     try:
-        yield json.loads(out.stdout)
+        yield json.loads(out.stdout)["result"]
     finally:
         hpn("clean")      # whatever a failed test left on the servers
         down = hpn("servers", "down")
@@ -117,7 +117,7 @@ def test_each_server_answers_ssh_as_itself(two_servers):
                             f"root@{two_servers['servers'][0]['ip']}", "true"],
                            check=False, capture_output=True, timeout=20)
     assert plain.returncode != 0
-    rows = json.loads(hpn("servers", "list", "--json").stdout)["servers"]
+    rows = json.loads(hpn("servers", "list", "--json").stdout)["result"]["servers"]
     assert all(r["running"] and r["ssh"] and r["ovs"] for r in rows), rows
 
 
@@ -126,7 +126,7 @@ def test_hpn_across_two_servers_passes_its_checks(two_servers):
     placement = place(fab, NAMES)
     out = hpn("up", "hpn", "--servers", ",".join(NAMES), "--check", "--json")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    info = json.loads(out.stdout)
+    info = json.loads(out.stdout)["result"]
     assert all(c["passed"] for c in info["checks"]), info["checks"]
     assert info["cut_links"] == len(placement.cut) == 8
     # every node ran where the plan put it (its shell's hostname says so)
@@ -157,7 +157,7 @@ def test_clean_removes_a_killed_cluster_run_from_its_servers(two_servers):
         assert placement.server_of(src.host) != placement.server_of(dst.host)
         out = hpn("trace", "--fabric", run_id, src.ip, dst.ip, "--json")
         assert out.returncode == 0, out.stdout + out.stderr
-        hops = json.loads(out.stdout)["hops"]
+        hops = json.loads(out.stdout)["result"]["hops"]
         assert {placement.server_of(h["switch"]) for h in hops} == set(NAMES), hops
         assert hops[-1]["out_port"] == fab.host_link(dst.ports[0]).b_port
         os.kill(proc.pid, signal.SIGKILL)
@@ -195,7 +195,7 @@ def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
             if proc.poll() is None:
                 proc.kill()
         assert out, err[-3000:]
-        (result,) = json.loads(out)
+        (result,) = json.loads(out)["result"]
         if result["verdict"] != "invalid":
             break
     assert result["verdict"] == "reproduced", result["measured"]

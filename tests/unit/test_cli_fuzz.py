@@ -7,6 +7,7 @@ nsenter, Mininet) raises Tripped, which no handler of the CLI catches; the run d
 fresh temporary one that must stay empty. A sample also runs as a real subprocess.
 """
 import dataclasses
+import json
 import subprocess
 import sys
 import typing
@@ -124,7 +125,27 @@ ARGUMENTS = [
 ] + [[*cmd, family] for cmd in (["topo", "show"], ["up"])
      for family in ("torus", "", "HPN", "hpn ", "clos", "hpn\nmpft")]
 
-CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMENTS]
+COMBINATIONS = [
+    ["up", "hpn", "--full"], ["up", "hpn", "--full", "--cli"], ["up", "mpft", "--detector", "--check"],
+    ["up", "mrft", "--detector"], ["up", "clos3", "--detector", "--cli"],
+    ["up", "hpn", "--set", "single_tor=true", "--detector"], ["up", "hpn", "--json", "--cli"],
+    ["up", "hpn", "--json", "--cli", "--check"],
+]
+
+PS = [["ps", "extra"], ["ps", "--bogus"], ["ps", "--json=1"]]
+
+CAPTURE = [
+    ["capture"], ["capture", "p0s0h0-n0p0", "-c", "0"], ["capture", "p0s0h0-n0p0", "-c", "-3"],
+    ["capture", "p0s0h0-n0p0", "-c", "abc"], ["capture", "p0s0h0-n0p0", "-c", "1e3"],
+    ["capture", "p0s0h0-n0p0", "-c"], ["capture", "p0s0h0-n0p0", "-w"],
+    ["capture", "p0s0h0-n0p0", "-w", "/nonexistent/dir/x.pcap"], ["capture", "p0s0h0-n0p0", "-w", "{tmp}"],
+    ["capture", "p0s0h0-n0p0", "-w", LONG], ["capture", "nosuch-eth9"], ["capture", ""],
+    ["capture", "p0s0h0-n0p0,p0s0r1t1-eth9"], ["capture", "a,b"], ["capture", ","],
+    ["capture", "p0s0h0-n0p0", "--fabric", "nosuch"], ["capture", "p0s0h0-n0p0", "--fabric", ""],
+    ["capture", "p0s0h0-n0p0", "--bogus"], ["capture", "p0s0h0-n0p0", "extra"],
+]
+
+CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMENTS, *COMBINATIONS, *PS, *CAPTURE]
 
 
 @pytest.fixture
@@ -177,7 +198,12 @@ def test_bad_invocation_exits_2_with_one_line(argv, guarded, capsys):
     out, err = capsys.readouterr()
     assert status == 2, (argv, out, err)
     assert len(err.splitlines()) == 1 and err.startswith("hpn-testbed: ") and err.endswith("\n"), err
-    assert "Traceback" not in err and out == ""
+    assert "Traceback" not in err
+    if "--json" in argv:       # under --json the error comes as JSON on stdout too
+        doc = json.loads(out)
+        assert doc["ok"] is False and doc["exit_status"] == 2 and doc["error"] in err, out
+    else:
+        assert out == ""
     assert snapshot(guarded) == before      # no run directory, no output file or directory
 
 
@@ -185,7 +211,7 @@ def test_there_are_hundreds_across_every_subcommand():
     assert len(CASES) >= 200
     commands = {tuple(c[:2]) if c[:1] == ["topo"] else tuple(c[:1]) for c in CASES if c}
     assert commands >= {("doctor",), ("topo", "budget"), ("topo", "show"), ("up",), ("trace",),
-                        ("list",), ("run",), ("clean",)}
+                        ("list",), ("run",), ("clean",), ("ps",), ("capture",)}
 
 
 SAMPLE = [["topo", "show", "hpn", "--set", "pods=100000"],
@@ -202,4 +228,4 @@ def test_sample_as_a_real_process(argv):
                           timeout=60)
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("hpn-testbed: "), proc.stderr
-    assert proc.stdout == ""
+    assert proc.stdout == "" if "--json" not in argv else json.loads(proc.stdout)["ok"] is False

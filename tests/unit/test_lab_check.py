@@ -184,7 +184,7 @@ def test_bad_invocations_exit_2(tmp_path, capsys):
 
 def test_lab_list(capsys):
     assert main(["lab", "list", "--json"]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    listed = json.loads(capsys.readouterr().out)["result"]
     assert [x["number"] for x in listed] == [1, 2, 3, 4, 5, 6]
 
 

@@ -70,7 +70,7 @@ def test_bad_server_counts_are_refused(servers):
 
 def test_topo_show_prints_the_placement(capsys):
     assert main(["topo", "show", "clos3", "--set", "pods=3", "--servers", "2", "--json"]) == 0
-    placed = json.loads(capsys.readouterr().out)["placement"]
+    placed = json.loads(capsys.readouterr().out)["result"]["placement"]
     assert placed["cut_links"] == 8 and placed["host_links_cut"] == 0   # 2 pods x 2 aggs x 2 cores
     assert placed["servers"]["server0"]["units"] == ["p0", "p1"]
     assert main(["topo", "show", "hpn", "--servers", "2"]) == 0

@@ -189,9 +189,10 @@ def test_run_name_help_and_list_params_show_knobs_and_fabric(capsys, monkeypatch
     assert "--repeat N" in out and "rounds" in out and "hosts=4" in out and "not settable: dual_plane" in out
     assert max(len(line) for line in out.splitlines()) <= 80
     assert main(["list", "--params", "--json"]) == 0
-    listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+    listed = {s["name"]: s for s in json.loads(capsys.readouterr().out)["result"]}
     knobs = {k["name"]: k for k in listed["link-flap"]["params"]["knobs"]}
-    assert knobs["flaps"]["default"] == "5" and knobs["flaps"]["quick"] == "3"
+    assert knobs["flaps"]["default"] == 5 and knobs["flaps"]["quick"] == 3
+    assert listed["link-flap"]["tour"] is True
     assert listed["mpft-vs-mrft"]["params"]["fabric"]["params"]["scale"] == 0.01
 
 

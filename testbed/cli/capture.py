@@ -1,0 +1,54 @@
+"""`hpn-testbed capture PORT`: tcpdump on a port of a running fabric (testbed/emulation/capture.py),
+found like `trace` finds it: `--fabric RUN`, by default the one fabric running."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from testbed.cli.output import check_output
+
+
+def add_parser(sub) -> None:
+    c = sub.add_parser("capture", help="capture packets on a port of a running fabric (tcpdump; "
+                                       "needs root)")
+    c.add_argument("port", metavar="PORT",
+                   help="a host port (p0s0h0-n0p0), a switch port (p0s0r0t0-eth1) or a cable by "
+                        "its two ends (A,B)")
+    c.add_argument("-w", dest="write", metavar="FILE.pcap",
+                   help="write the packets to FILE.pcap (Wireshark, scapy) instead of printing them")
+    c.add_argument("-c", dest="count", type=count_arg, metavar="N", help="stop after N packets")
+    c.add_argument("--filter", metavar="BPF", help="a tcpdump filter, e.g. 'icmp or arp'")
+    c.add_argument("--fabric", metavar="RUN",
+                   help="the running fabric (`hpn-testbed ps`; default: the one running)")
+    c.set_defaults(func=cmd_capture)
+
+
+def count_arg(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= n <= 10**9:
+        raise argparse.ArgumentTypeError(f"{n} is outside 1-1000000000")
+    return n
+
+
+def cmd_capture(args) -> int:
+    from testbed.emulation import capture, runstate
+    from testbed.model import make_fabric
+    if args.write:
+        check_output("-w", args.write)
+    state = runstate.running(args.fabric)
+    if state.data.get("servers"):
+        from testbed.core.errors import ParamError
+        raise ParamError(f"capture: run {state.run_id} is spread over servers; capture on one "
+                         "machine's fabric only")
+    spec = json.loads(state.file("spec.json").read_text())
+    where = capture.locate(make_fabric(spec["family"], spec["params"]), args.port)
+    pid = state.data.get("hosts", {}).get(where.host) if where.host else None
+    argv = capture.tcpdump_argv(where, pid, args.write, args.count, args.filter)
+    print(f"capturing on {where} of run {state.run_id}"
+          f"{' into ' + args.write if args.write else ''}; Ctrl-C stops", file=sys.stderr, flush=True)
+    status = capture.run(argv)
+    return 0 if status == 0 else 1
