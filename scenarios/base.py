@@ -136,6 +136,9 @@ class Scenario:
     def report(self, figures: dict) -> Result:
         """The Result of a run: this scenario's claim and paper, judged from `figures`."""
         judged = self.judge(figures)
+        if judged.verdict == INVALID:      # say why, in measured, the headline and the figure
+            from scenarios.invalid import explain
+            judged = explain(judged, figures)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
         return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
                       judged.verdict, figures={**measured, **judged.derived},
@@ -181,6 +184,8 @@ class Scenario:
         if "lost" not in result.figures and self.plot(result, png):
             result.files["png"] = str(png)
             files.write_json(out, f"{stem}.json", asdict(result), indent=2)
+        else:       # an earlier run's figure would show a verdict this run did not reach
+            png.unlink(missing_ok=True)
         return result
 
     def outputs(self, repeat: int = 1) -> list[str]:

@@ -98,6 +98,18 @@ def styled(verdict: str) -> str:
     return f"[{colour}]{verdict}[/{colour}]"
 
 
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def check_figure(flag: str, path: str) -> None:
+    """A picture's file: its extension names the format (png, svg, pdf), else one line."""
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in FIGURE_FORMATS:
+        raise ParamError(f"{flag} {path[:80]!r}: the extension names the format: "
+                         f"{', '.join('.' + f for f in FIGURE_FORMATS)}")
+    check_output(flag, path)
+
+
 def check_output(flag: str, path: str, directory: bool = False) -> None:
     """Refuse an output path with one line (ParamError) before anything runs or is created.
 

@@ -1,7 +1,7 @@
 """`hpn-testbed topo budget|show`: the fabric model, nothing built."""
 from __future__ import annotations
 
-from testbed.cli.output import check_output, console, escape, print_json, table
+from testbed.cli.output import check_figure, console, escape, print_json, table
 from testbed.core.errors import TestbedError
 
 
@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
     b.set_defaults(func=cmd_topo_budget)
     s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")
     add_fabric_args(s)
-    s.add_argument("--png", metavar="FILE", help="draw the fabric to FILE")
+    s.add_argument("--png", metavar="FILE", help="draw the fabric to FILE (.png, .svg or .pdf: the "
+                                                 "extension names the format)")
     s.add_argument("--servers", type=servers_arg, metavar="N|A,B,...",
                    help="place the fabric on N servers (or these named ones): whole segments, host "
                         "groups or pods per server; prints the placement and the cut links")
@@ -73,7 +74,7 @@ def cmd_topo_budget(args) -> int:
 def cmd_topo_show(args) -> int:
     from testbed.model import make_fabric
     if args.png is not None:
-        check_output("--png", args.png)     # before the fabric is built or drawn
+        check_figure("--png", args.png)     # before the fabric is built or drawn
     fab = make_fabric(args.family, fabric_settings(args))
     summary = fab.summary()
     nics = fab.nics()

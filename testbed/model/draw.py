@@ -199,5 +199,7 @@ def draw(fabric: Fabric, path) -> Path:
              fontsize=8, color="#444444")
     path = Path(path)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", bbox_inches="tight", pad_inches=0.2)
+    # the format follows the extension (the CLI allows png, svg, pdf); none: png
+    fig.savefig(buffer, format=path.suffix.lstrip(".").lower() or "png", bbox_inches="tight",
+                pad_inches=0.2)
     return files.write_file(path.parent, path.name, buffer.getvalue())   # atomic, no symlink

@@ -105,6 +105,8 @@ TRACE = [["trace", "--fabric", "r1", "a", "b", flag, value]
 
 OUTPUTS = [
     ["topo", "show", "hpn", "--png", "/nonexistent/dir/x.png"], ["topo", "show", "hpn", "--png", "{tmp}"],
+    ["topo", "show", "hpn", "--png", "{tmp}/x.jpg"], ["topo", "show", "hpn", "--png", "{tmp}/x"],
+    ["topo", "show", "hpn", "--png", "{tmp}/x.svg.gz"],
     ["topo", "show", "hpn", "--png", "/etc/passwd/x.png"], ["topo", "show", "hpn", "--png", "{file}/x.png"],
     ["topo", "show", "hpn", "--png", LONG], ["topo", "show", "mpft", "--png", "/proc/1/x.png"],
     ["topo", "show", "mpft", "--png", "/"], ["topo", "show", "clos3", "--png", "{tmp}/no/such/x.png"],

@@ -88,3 +88,22 @@ def test_clean_all_says_it_ends_live_runs(capsys):
     with pytest.raises(SystemExit):
         main(["clean", "--help"])
     assert "live runs" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("ext,magic", [("svg", b"<?xml"), ("pdf", b"%PDF"), ("png", b"\x89PNG")])
+def test_picture_format_follows_the_extension(ext, magic, tmp_path, capsys):
+    path = tmp_path / f"hpn.{ext}"
+    assert main(["topo", "show", "hpn", "--png", str(path)]) == 0
+    assert path.read_bytes().startswith(magic)
+
+
+def test_a_run_without_a_figure_removes_the_old_one(tmp_path, monkeypatch):
+    import scenarios
+    scenario = scenarios.get("link-flap")
+    scenario.configure({}, True)
+    old = tmp_path / "link-flap.png"
+    old.write_bytes(b"an earlier run's figure, titled reproduced")
+    monkeypatch.setattr(type(scenario), "run", lambda self, quick: {})
+    monkeypatch.setattr(type(scenario), "report", lambda self, figures: scenario.lost("switch gone"))
+    result = scenario.execute(tmp_path)
+    assert "png" not in result.files and not old.exists()
