@@ -3,10 +3,11 @@ found like `trace` finds it: `--fabric RUN`, by default the one fabric running."
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from testbed.cli.output import check_output
+from testbed.core import files
+from testbed.core.errors import ParamError
 
 
 def add_parser(sub) -> None:
@@ -35,16 +36,17 @@ def count_arg(text: str) -> int:
 
 
 def cmd_capture(args) -> int:
-    from testbed.emulation import capture, runstate
+    from testbed.emulation import capture, runlist
     from testbed.model import make_fabric
     if args.write:
         check_output("-w", args.write)
-    state = runstate.running(args.fabric)
+    state = runlist.running(args.fabric)
     if state.data.get("servers"):
-        from testbed.core.errors import ParamError
         raise ParamError(f"capture: run {state.run_id} is spread over servers; capture on one "
                          "machine's fabric only")
-    spec = json.loads(state.file("spec.json").read_text())
+    spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
+    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
+        raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
     where = capture.locate(make_fabric(spec["family"], spec["params"]), args.port)
     pid = state.data.get("hosts", {}).get(where.host) if where.host else None
     argv = capture.tcpdump_argv(where, pid, args.write, args.count, args.filter)

@@ -13,8 +13,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_ps(args) -> int:
-    from testbed.emulation import runstate
-    rows = runstate.listing()
+    from testbed.emulation import runlist
+    rows = runlist.listing()
     if args.json:
         print_json({"runs": rows})
         return 0

@@ -34,13 +34,13 @@ def port_number(text: str) -> int:
 
 
 def cmd_trace(args) -> int:
-    from testbed.emulation import runstate
+    from testbed.emulation import runlist
     from testbed.emulation.hosts import AttachedHost
     from testbed.emulation.trace import local_appctl, trace
     from testbed.model import make_fabric
     if os.geteuid() != 0:
         raise ParamError("trace needs root (it reads a run's private state and its switches)")
-    state = runstate.running(args.fabric)
+    state = runlist.running(args.fabric)
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
     if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")

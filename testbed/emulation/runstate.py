@@ -364,35 +364,6 @@ def alive(state: RunState) -> bool:
     return pid != os.getpid() and started is not None and start_time(pid) == started
 
 
-def running(run_id: str | None = None) -> RunState:
-    """The running fabric `run_id` (None: the one running fabric); ParamError naming the
-    running ones when there is no such run, or none, or several and no id was given."""
-    states = {s.run_id: s for s in runs() if alive(s)}
-    if run_id is None and len(states) == 1:
-        return next(iter(states.values()))
-    if run_id is None:
-        raise ParamError("no fabric is running (start one with `hpn-testbed up`)" if not states else
-                         f"several fabrics are running ({', '.join(states)}): name one with --fabric RUN")
-    if run_id not in states:
-        raise ParamError(f"no running fabric {run_id!r}; running: {', '.join(states) or 'none'}")
-    return states[run_id]
-
-
-def listing() -> list[dict]:
-    """Every recorded run, for `hpn-testbed ps`: id, family, size, age, owner PID, datapath, and
-    whether its owner still runs (a run whose owner is gone is a leftover for `clean`)."""
-    rows = []
-    for state in runs():
-        about, created = state.data.get("about", {}), state.data.get("created")
-        rows.append({"run": state.run_id, "family": about.get("family"),
-                     "switches": about.get("switches"), "hosts": about.get("hosts"),
-                     "nics": about.get("nics"), "datapath": about.get("datapath"),
-                     "pid": state.data["owner"][0], "live": alive(state),
-                     "age_s": round(time.time() - created, 1) if created else None,
-                     "servers": list(state.data.get("servers") or [])})
-    return rows
-
-
 def clean(include_live: bool = False) -> list[str]:
     """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge: one
     that no recorded run lists and that is not tagged with the run holding the machine's lock

@@ -233,7 +233,7 @@ def test_a_scenario_whose_controller_is_stopped_reports_invalid(tmp_path):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    [result] = json.loads(out)
+    [result] = json.loads(out)["result"]
     assert result["verdict"] == "invalid" and "controller is stopped" in result["measured"], result
     assert proc.returncode == 1
     assert not state_leftovers(runstate.RunState.load(state.dir) if state.dir.exists() else state, fab)

@@ -107,3 +107,11 @@ def test_a_run_without_a_figure_removes_the_old_one(tmp_path, monkeypatch):
     monkeypatch.setattr(type(scenario), "report", lambda self, figures: scenario.lost("switch gone"))
     result = scenario.execute(tmp_path)
     assert "png" not in result.files and not old.exists()
+
+
+def test_a_saved_envelope_counts_as_its_result_for_the_labs(tmp_path, capsys):
+    from testbed.labs import results
+    assert main(["topo", "budget", "hpn", "--preset", "paper", "--json"]) == 0
+    (tmp_path / "budget-hpn.json").write_text(capsys.readouterr().out)
+    indexed = results.index(tmp_path)["budget-hpn"]
+    assert "hpn_testbed" not in indexed and indexed
