@@ -29,8 +29,9 @@ def add_parser(sub) -> None:
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
-    from testbed.cli.up import add_servers_arg
+    from testbed.cli.up import add_keep_arg, add_servers_arg
     add_servers_arg(r)
+    add_keep_arg(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run, parser=r)
 
@@ -118,6 +119,8 @@ def cmd_run(args) -> int:
         from testbed.emulation.cluster_parts import Server
         for name in servers_of(args):
             Server.of(name)
+    from testbed.cli.up import keep_requested
+    keep_requested(args)
     lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
     try:
         with on_servers(servers_of(args)):     # none: every scenario on this machine

@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
                    help=f"with --check: ping every routed NIC pair (the default above "
                         f"{ALL_PAIRS_UP_TO} NICs is a sample covering every NIC and rail pair)")
     add_servers_arg(u)
+    add_keep_arg(u)
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
 
@@ -48,6 +49,19 @@ def add_servers_arg(parser) -> None:
                         help="run the fabric across these servers (Mininet Cluster Edition; "
                              "`hpn-testbed servers up N` makes local ones): whole segments, host "
                              "groups or pods on each, cut links as VXLAN")
+
+
+def add_keep_arg(parser) -> None:
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each run's directory (controller log, iperf3 output) after the "
+                             "teardown, under /var/tmp/hpn-testbed (always kept when a run fails)")
+
+
+def keep_requested(args) -> None:
+    """--keep: every run of this process keeps its directory (testbed/emulation/keep.py)."""
+    if getattr(args, "keep", False):
+        import os
+        os.environ["HPN_KEEP"] = "1"
 
 
 def servers_of(args) -> tuple[str, ...]:
@@ -89,6 +103,7 @@ def cmd_up(args) -> int:
     from testbed.measure import checks
     from testbed.model import make_fabric
     refuse_meaningless(args)
+    keep_requested(args)
     fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
     if args.detector and not any(len(n.ports) > 1 for n in fab.nics()):
         raise ParamError(f"--detector: no NIC of this {fab.family} fabric has two ports (the "

@@ -24,7 +24,7 @@ from testbed.core import interrupts, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import counters, hostnet, runstate, shaping, system
+from testbed.emulation import counters, hostnet, keep, runstate, shaping, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.hosts import end_unrecorded
@@ -91,6 +91,7 @@ class Emulation(Lifecycle):
 
     # ---- lifecycle (Lifecycle: a failed start stops what it began) ----
     def __exit__(self, exc_type, exc, tb):
+        self._failed = keep.failed(exc_type)      # a failed run keeps its directory (keep.py)
         while True:
             try:
                 self.stop()
@@ -192,6 +193,8 @@ class Emulation(Lifecycle):
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         self.controller.stop()
         if self.state.dir.exists():
+            if keep.wanted() or getattr(self, "_failed", False) or keep.failed(sys.exc_info()[0]):
+                keep.keep(self.state.dir)
             runstate.destroy(self.state)
         if self._lock is not None:
             self._lock.release()

@@ -131,7 +131,8 @@ COMBINATIONS = [
     ["up", "hpn", "--full"], ["up", "hpn", "--full", "--cli"], ["up", "mpft", "--detector", "--check"],
     ["up", "mrft", "--detector"], ["up", "clos3", "--detector", "--cli"],
     ["up", "hpn", "--set", "single_tor=true", "--detector"], ["up", "hpn", "--json", "--cli"],
-    ["up", "hpn", "--json", "--cli", "--check"],
+    ["up", "hpn", "--json", "--cli", "--check"], ["up", "hpn", "--keep=1"], ["up", "hpn", "--keep", "--full"],
+    ["run", "--keep", "nosuch"], ["run", "link-flap", "--keep=yes"],
 ]
 
 PS = [["ps", "extra"], ["ps", "--bogus"], ["ps", "--json=1"]]
