@@ -18,12 +18,13 @@ from scenarios.experiments.spec import (
     Traffic,
     parse,
 )
+from scenarios.experiments import expect
 from testbed.core import files
 from testbed.core.errors import ParamError
 
 SECONDS = (0.0, 3600.0)
-IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "rate_mbit")
-COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages")
+IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")
+COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages", "start")
 FAULT_KEYS = ("kind", "at", "port", "switch", "for", "count", "period", "down", "direction")
 
 
@@ -60,10 +61,14 @@ def load(path: str) -> Spec:
     name = top.get("name", str, Path(path).stem)
     if files.name_problem(name):     # it names NAME.json and NAME.png under --out
         top.fail("name", f"{name!r} {files.name_problem(name)}; it names the report files")
+    throughput = measure.names("throughput", default_watch(traffic))
+    parts = {"fabric": fab, "throughput": throughput, "traffic": traffic, "faults": faults}
+    expects = tuple(expect.read(reader("expect", i, e, expect.EXPECT_KEYS), parts)
+                    for i, e in enumerate(tables(top, "expect"), 1))
+    rtt, gaps = probes(fab, measure, "rtt", expects), probes(fab, measure, "failover_gap", expects)
     spec = Spec(path, name, top.get("description", str, ""), family,
-                settings, routing, detector, traffic, faults,
-                throughput=measure.names("throughput", default_watch(traffic)),
-                queues=measure.names("queues"),
+                settings, routing, detector, traffic, faults, throughput=throughput,
+                queues=measure.names("queues"), rtt=rtt, gaps=gaps, expects=expects,
                 warm=measure.get("warm", float, 1.5, bounds=(0.0, 600.0)),
                 settle=measure.get("settle", float, 0.5, bounds=(0.0, 60.0)),
                 interval=measure.get("interval", float, 0.1, bounds=(0.02, 5.0)), fabric=fab)
@@ -73,6 +78,20 @@ def load(path: str) -> Spec:
         switch_port(fab, port, measure, "queues")
     check_timing(spec, top)
     return spec
+
+
+def probes(fab, measure: Reader, key: str, expects) -> tuple[tuple[str, str], ...]:
+    """The NIC pairs [measure] `key` lists, checked, then those the expect clauses of that
+    measure name (each pair once)."""
+    listed = measure.pairs(key)
+    nics = {n.name: n for n in fab.nics()}
+    for src, dst in listed:
+        for name in (src, dst):
+            if name not in nics:
+                measure.fail(key, f"no NIC {name!r} in this {fab.family} fabric (HOST-nI)")
+        if nics[src].host == nics[dst].host:
+            measure.fail(key, f"{src} -> {dst}: a probe crosses the fabric: two NICs of different hosts")
+    return tuple(dict.fromkeys([*listed, *(e.pair for e in expects if e.measure == key)]))
 
 
 def tables(top: Reader, key: str, required: bool = False) -> list:
@@ -114,7 +133,14 @@ def read_routing(r: Reader, fab) -> tuple[dict, bool]:
         normalize(fab, routing)
     except ParamError as e:
         r.fail(key_in(str(e), routing) or ("matrix" if "matrix" in str(e) else None), str(e))
-    return routing, r.get("detector", bool, False)
+    if routing.get("core") == "per-port" and fab.family != "hpn":
+        r.fail("core", f"'per-port': per-port core rules are HPN's (claim C8); {fab.family} hashes "
+                       "at every tier (core = \"ecmp\")")
+    detector = r.get("detector", bool, False)
+    if detector and not any(len(n.ports) > 1 for n in fab.nics()):
+        r.fail("detector", f"the detector watches the ports of dual-ported NICs; this {fab.family} "
+                           "fabric has none (hpn and railonly, without single_tor, have them)")
+    return routing, detector
 
 
 def read_traffic(r: Reader, fab) -> Traffic:
@@ -123,11 +149,14 @@ def read_traffic(r: Reader, fab) -> Traffic:
     for key in r.data:
         if key not in allowed:
             r.fail(key, f"not a key of {kind} traffic; known: {', '.join(allowed)}")
+    start = r.get("start", float, 0.0, bounds=SECONDS)
     if kind == "iperf3":
         t = Traffic(kind, r.where, src=r.get("from", str, required=True), dst=r.get("to", str, required=True),
-                    streams=r.get("streams", int, 1, bounds=(1, 64)),
-                    seconds=r.get("seconds", float, 10.0, bounds=(1.0, 3600.0)),
-                    rate_mbit=r.get("rate_mbit", float, None, bounds=(0.01, 100_000.0)))
+                    streams=r.get("streams", int, 1, bounds=(1, 64)), seconds=iperf_seconds(r, start),
+                    rate_mbit=r.get("rate_mbit", float, None, bounds=(0.01, 100_000.0)), start=start,
+                    protocol=r.get("protocol", str, "tcp", choices=("tcp", "udp")))
+        if t.protocol == "udp" and t.rate_mbit is None:
+            r.fail("protocol", "udp needs rate_mbit (iperf3 sends UDP at 1 Mbit/s otherwise)")
         nic_pairs(fab, t, r.fail)
         return t
     stages = r.get("stages", list, [])
@@ -135,7 +164,8 @@ def read_traffic(r: Reader, fab) -> Traffic:
         r.fail("stages", "expected a list of lists of host names")
     t = Traffic(kind, r.where, hosts=r.names("hosts"), size=r.get("size", int, 1_000_000, bounds=(1, 10**10)),
                 tokens=r.get("tokens", int, 16, bounds=(1, 10_000)), m=r.get("m", int, 4, bounds=(1, 255)),
-                stages=tuple(tuple(s) for s in stages), pace=r.get("pace", float, 0.0, bounds=(0.0, 1.0)))
+                stages=tuple(tuple(s) for s in stages), pace=r.get("pace", float, 0.0, bounds=(0.0, 1.0)),
+                start=start)
     if kind == "pipeline" and not stages:
         r.fail(None, "stages is required: a list of lists of hosts")
     try:
@@ -143,6 +173,19 @@ def read_traffic(r: Reader, fab) -> Traffic:
     except ParamError as e:
         r.fail(None, str(e))
     return t
+
+
+def iperf_seconds(r: Reader, start: float) -> float:
+    """An iperf3 item's length: `seconds` (default 10), or `stop` - `start`."""
+    seconds = r.get("seconds", float, None, bounds=(1.0, 3600.0))
+    stop = r.get("stop", float, None, bounds=SECONDS)
+    if stop is None:
+        return 10.0 if seconds is None else seconds
+    if stop - start < 1.0:
+        r.fail("stop", f"{stop:g}: must be at least 1 s after start={start:g}")
+    if seconds is not None and abs(start + seconds - stop) > 1e-9:
+        r.fail("stop", f"{stop:g} disagrees with start={start:g} + seconds={seconds:g}: give one of them")
+    return stop - start
 
 
 def nic_pairs(fab, t: Traffic, fail) -> list[tuple]:
@@ -239,16 +282,18 @@ def default_watch(traffic) -> tuple[str, ...]:
 
 
 def check_timing(spec: Spec, top: Reader) -> None:
-    """Faults inside the iperf3 traffic's time, after the warm-up (else a phase has no samples).
-    A collective's length is not known before it runs: its faults end within COLLECTIVE_FAULT_S
-    (a fault at 3000 s would otherwise idle the fabric for 50 minutes)."""
-    collective = any(t.kind != "iperf3" for t in spec.traffic)
-    length = COLLECTIVE_FAULT_S if collective else max(t.seconds for t in spec.traffic)
+    """Faults after the warm-up and, where iperf3 traffic runs (with or without collectives
+    alongside), ending before the last iperf3 flow stops: else a phase has no samples. A
+    collective's length is not known before it runs: with collectives only, faults end within
+    COLLECTIVE_FAULT_S (a fault at 3000 s would otherwise idle the fabric for 50 minutes)."""
+    timed = [t for t in spec.traffic if t.timed]
+    length = max((t.stop for t in timed), default=COLLECTIVE_FAULT_S)
     for k, f in enumerate(spec.faults, 1):
         r = Reader(spec.path, top.locator, "fault", k, {}, None)
-        if f.at < spec.warm and not collective:
-            r.fail("at", f"{f.at} is inside the warm-up ({spec.warm} s, [measure] warm)")
+        if timed and f.at < spec.first_start + spec.warm:
+            r.fail("at", f"{f.at:g} is inside the warm-up (the traffic starts at {spec.first_start:g} s, "
+                         f"then {spec.warm:g} s of [measure] warm)")
         if f.end > length:
-            r.fail("at", f"the fault ends at {f.end:g} s, after the traffic ({length:g} s)" if not collective
-                   else f"the fault ends at {f.end:g} s: with a collective, faults end within "
-                        f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")
+            r.fail("at", f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
+                   if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
+                                 f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

@@ -2,8 +2,11 @@
 every watched host, NIC or link and the queue of every watched switch port sampled, then the mean
 of each in each phase (before the faults, during each, after) and the loss during each fault.
 
-An Experiment is a Scenario without a claim: `execute` writes NAME.json and NAME.png as a
-scenario's, its verdict is "measured" (or "invalid" when the CPU, not the fabric, was busy).
+An Experiment is a Scenario whose claim is its file's [[expect]] clauses: `execute` writes
+NAME.json and NAME.png as a scenario's; the verdict is "reproduced" when every clause holds, "not
+reproduced" when one does not, "measured" for a file without clauses (and "invalid" when the CPU,
+not the fabric, was busy). Traffic items start at their `start`; RTT and failover-gap probes
+(probes.py) run from t = 0 for the timed part of the file.
 """
 from __future__ import annotations
 
@@ -13,9 +16,10 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from scenarios import harness, plots
-from scenarios.base import INVALID, Judgement, Scenario
+from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
 from scenarios.common import BUSY_LIMIT
-from scenarios.experiments import check, phases
+from scenarios.experiments import check, expect, phases
+from scenarios.experiments.probes import Probes
 from scenarios.knobs import Knobs
 from testbed.core.errors import ParamError
 from testbed.core.wait import sleep_until
@@ -69,30 +73,35 @@ def schedule(faults: Faults, fab, spec) -> list[tuple[float, int, object]]:
 
 
 class Load:
-    """The file's traffic on a running emulation: iperf3 flows and collectives (each in a thread)."""
+    """The file's traffic on a running emulation: iperf3 flows (servers up front, each client at
+    its item's `start`) and collectives (each in a thread from its `start`)."""
 
     def __init__(self, emu, spec):
         self.emu, self.spec, self.flows, self.jobs = emu, spec, [], []
+        self.clients: list = []
         fab = emu.fabric
         for n, t in enumerate(spec.traffic):
-            if t.kind != "iperf3":
+            if not t.timed:
                 self.jobs.append((t, check.collective(fab, t, n)))
                 continue
             for j, (src, dst) in enumerate(check.nic_pairs(fab, t, fail)):
                 dport = 5201 + 20 * n + j
-                sport = harness.pick_cport(emu, src, dst, t.streams, dport)
-                self.flows.append((t, traffic.Flow(src, dst, dport=dport, sport=sport, parallel=t.streams)))
-
-    def start(self) -> None:
-        for _, flow in self.flows:
-            traffic.start_server(self.emu, flow.dst, flow.dport)
-        self.clients = [(t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit))
-                        for t, flow in self.flows]
+                sport = harness.pick_cport(emu, src, dst, t.streams, dport) if t.protocol == "tcp" else None
+                self.flows.append((t, traffic.Flow(src, dst, dport=dport, sport=sport, proto=t.protocol,
+                                                   parallel=t.streams)))
         self.results: list = [None] * len(self.jobs)
         self.threads = [threading.Thread(target=self._run_job, args=(k, t, coll), daemon=True)
                         for k, (t, coll) in enumerate(self.jobs)]
-        for th in self.threads:
-            th.start()
+
+    def servers(self) -> None:
+        for _, flow in self.flows:
+            traffic.start_server(self.emu, flow.dst, flow.dport)
+
+    def events(self) -> list[tuple[float, int, object]]:
+        """(start, order, action) of every client and collective: they begin at their `start`."""
+        out = [(t.start, 2, lambda t=t, flow=flow: self.clients.append(
+            (t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit)))) for t, flow in self.flows]
+        return out + [(t.start, 2, th.start) for (t, _), th in zip(self.jobs, self.threads)]
 
     def _run_job(self, k: int, t, coll) -> None:
         try:
@@ -103,7 +112,7 @@ class Load:
 
     def wait(self) -> list[dict]:
         done = [{"where": t.where, "flow": f"{c.flow.src.name} -> {c.flow.dst.name}", "streams": t.streams,
-                 "received_mbps": round(traffic.received_mbps(
+                 "protocol": t.protocol, "start": t.start, "received_mbps": round(traffic.received_mbps(
                      traffic.wait_client(self.emu, c, t.seconds + 20)), 3)} for t, c in self.clients]
         for th in self.threads:
             th.join()
@@ -144,17 +153,20 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         intfs = sorted({i for w in watched for i in w.intfs})
         options = Options(routing=spec.routing, detector=spec.detector)
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
-            load = Load(emu, spec)
-            events = schedule(faults, fab, spec)
+            load, probes = Load(emu, spec), Probes(emu, spec)
+            events = sorted(schedule(faults, fab, spec) + load.events(), key=lambda e: (e[0], e[1]))
             up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
             down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))
             queues = stack.enter_context(emu.sampler(list(spec.queues), spec.interval))
-            load.start()
+            load.servers()
+            probes.start()
             t_start = time.monotonic()
             results, busy = cpu_busy_fraction(lambda: self.play(load, events, t_start))
             t_end = time.monotonic() - t_start
+            rtt, gaps = probes.read(t_end)
             setup = emu.describe()
-        return self.figures(watched, (up, down), queues, t_start, t_end, results, busy, setup)
+        figures = self.figures(watched, (up, down), queues, t_start, t_end, results, busy, setup)
+        return self.probe_figures(figures, rtt, gaps)
 
     def play(self, load: Load, events, t_start: float) -> list[dict]:
         for t, _, action in events:
@@ -162,9 +174,21 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             action()
         return load.wait()
 
+    def probe_figures(self, figures: dict, rtt: dict, gaps: dict) -> dict:
+        """The probes' figures: each RTT pair's mean in each phase and its series, each gap pair's
+        longest silence; then the expect clauses, judged."""
+        spans = [(name, a, b) for name, a, b in figures["phases"]]
+        figures["rtt"] = {pair: {"phases_ms": {name: level_mean(points, a, b) for name, a, b in spans},
+                                 "replies": len(points)} for pair, points in rtt.items()}
+        for pair, points in rtt.items():
+            figures["series"][f"rtt {pair} (ms)"] = points
+        figures["failover_gap"] = gaps
+        figures["expect"] = expect.judge(self.spec.expects, figures)
+        return figures
+
     def figures(self, watched, samplers, queues: Sampler, t_start, t_end, results, busy, setup) -> dict:
         spec = self.spec
-        spans = phases.phases(spec.faults, spec.warm, spec.settle, t_end)
+        spans = phases.phases(spec.faults, spec.first_start + spec.warm, spec.settle, t_end)
         throughput, series = {}, {}
         for w in watched:
             per_direction = {d: shifted(s.rate_series(list(w.intfs)), s, t_start)
@@ -198,16 +222,28 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             parts.append(f"{name} {item['direction']} Mbit/s: {means}{loss}")
         for port, q in figures["queues"].items():
             parts.append(f"queue {port} KB: " + ", ".join(f"{k} {v}" for k, v in q["phases_kb"].items()))
+        for pair, r in figures.get("rtt", {}).items():
+            parts.append(f"rtt {pair} ms: " + ", ".join(f"{k} {v if v is not None else '-'}"
+                                                        for k, v in r["phases_ms"].items()))
+        for pair, g in figures.get("failover_gap", {}).items():
+            parts.append(f"failover gap {pair}: {g['longest_gap_ms']} ms")
         first = next(iter(figures["throughput"].items()), None)
         headline = (f"{first[0]} loss {first[1]['loss']:.1%}" if first and first[1]["loss"] is not None
                     else f"traffic ran {figures['traffic_s']} s")
+        clauses = figures.get("expect", [])
+        if clauses:
+            held = sum(c["held"] for c in clauses)
+            headline = f"{held} of {len(clauses)} expectations held; " + headline
+            parts += [f"{c['expect']}: {shown(c['value'])} ({'held' if c['held'] else 'NOT held'})" for c in clauses]
+        verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
         valid = figures["cpu_busy"] <= BUSY_LIMIT
-        return Judgement(MEASURED if valid else INVALID,
-                         expectation=self.spec.description or "(an experiment: no claim to judge)",
+        expectation = "; ".join(e.label for e in self.spec.expects) or \
+            self.spec.description or "(an experiment without [[expect]]: no claim to judge)"
+        return Judgement(verdict if valid else INVALID, expectation=expectation,
                          measured="; ".join(parts) or "nothing watched", headline=headline)
 
     def plot(self, result, path: Path) -> bool:
-        rates = {k: v for k, v in result.series.items() if not k.startswith("queue ")}
+        rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}
         levels = {k: v for k, v in result.series.items() if k.startswith("queue ")}
         fig, axes = plots.figure(self, result, ncols=2 if levels else 1, size=(11 if levels else 8, 4.5))
         axes = axes if levels else [axes]
@@ -222,6 +258,10 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             ax.legend(fontsize="small", loc="lower left")
         plots.save(fig, path)
         return True
+
+
+def shown(value) -> str:
+    return "not measured" if value is None else f"{value:g}"
 
 
 def level_mean(points, start: float, end: float) -> float | None:

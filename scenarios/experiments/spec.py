@@ -19,8 +19,8 @@ COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe",
 TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
 FAULT_KINDS = ("link-down", "flap", "one-way", "switch-down")
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
-TOP_KEYS = ("name", "description", "fabric", "routing", "traffic", "fault", "measure")
-MEASURE_KEYS = ("throughput", "queues", "warm", "settle", "interval")
+TOP_KEYS = ("name", "description", "fabric", "routing", "traffic", "fault", "measure", "expect")
+MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,17 @@ class Traffic:
     m: int = 4                         # moe
     stages: tuple[tuple[str, ...], ...] = ()   # pipeline
     pace: float = 0.0                  # collectives: pace at this fraction of the fair share
+    start: float = 0.0                 # s after the experiment's clock starts
+    protocol: str = "tcp"              # iperf3: tcp or udp (udp needs rate_mbit)
+
+    @property
+    def timed(self) -> bool:
+        """iperf3 runs for a set time; a collective ends when its bytes are delivered."""
+        return self.kind == "iperf3"
+
+    @property
+    def stop(self) -> float:
+        return self.start + self.seconds
 
 
 @dataclass(frozen=True)
@@ -81,10 +92,23 @@ class Spec:
     faults: tuple[Fault, ...]
     throughput: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
-    warm: float = 1.5                  # s after traffic starts before the first phase counts
+    rtt: tuple[tuple[str, str], ...] = ()          # NIC pairs pinged every 0.1 s
+    gaps: tuple[tuple[str, str], ...] = ()         # NIC pairs probed every 1 ms (failover gap)
+    expects: tuple = ()                            # expect.Expect clauses: the verdict
+    warm: float = 1.5                  # s after the first traffic starts before the first phase counts
     settle: float = 0.5                # s after a fault starts or ends before its phase counts
     interval: float = 0.1              # s between counter samples
     fabric: object = field(default=None, compare=False, repr=False)
+
+    @property
+    def first_start(self) -> float:
+        return min((t.start for t in self.traffic), default=0.0)
+
+    @property
+    def planned(self) -> float:
+        """How long the timed parts last (iperf3 flows, faults): how long probes run, >= 1 s."""
+        ends = [t.stop for t in self.traffic if t.timed] + [f.end for f in self.faults]
+        return max([1.0, *ends])
 
 
 class Locator:
@@ -147,6 +171,13 @@ class Reader:
             if not (math.isfinite(value) and lo <= value <= hi):
                 self.fail(key, f"{value}: must be between {lo} and {hi}")
         return value
+
+    def pairs(self, key: str) -> tuple[tuple[str, str], ...]:
+        """A list of [SRC, DST] NIC pairs."""
+        value = self.get(key, list, [])
+        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(n, str) for n in p) for p in value):
+            self.fail(key, "expected a list of [SRC, DST] NIC pairs")
+        return tuple((a, b) for a, b in value)
 
     def names(self, key: str, default=()) -> tuple[str, ...]:
         value = self.get(key, list, list(default))

@@ -76,7 +76,7 @@ BAD = [
     ('port = "p0s0h0-n0p0"', 'port = "p0s0h0-n7p0"', 16, "[[fault]] 1: port: no port 'p0s0h0-n7p0'"),
     ('kind = "link-down"', 'kind = "meteor"', 15, "[[fault]] 1: kind: 'meteor': choose from"),
     ('for = 3.0', 'four = 3.0', 17, "[[fault]] 1: four: unknown key"),
-    ('at = 4.0', 'at = 9.0', 14, "the fault ends at 12 s, after the traffic (10 s)"),
+    ('at = 4.0', 'at = 9.0', 14, "the fault ends at 12 s, after the traffic (10 s"),
     ('at = 4.0', 'at = 0.5', 14, "inside the warm-up"),
     ('throughput = ["p0s0h0"]', 'throughput = ["nope"]', 19, "[measure]: throughput: no port 'nope'"),
     ('queues = []', 'queues = ["p0s0h0-n0p0"]', 20, "[measure]: queues: 'p0s0h0-n0p0' is a host port"),
