@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from scenarios.experiments import expect
 from scenarios.experiments.spec import (
     COLLECTIVES,
     FAULT_KINDS,
@@ -18,7 +19,6 @@ from scenarios.experiments.spec import (
     Traffic,
     parse,
 )
-from scenarios.experiments import expect
 from testbed.core import files
 from testbed.core.errors import ParamError
 
@@ -26,6 +26,8 @@ SECONDS = (0.0, 3600.0)
 IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")
 COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages", "start")
 FAULT_KEYS = ("kind", "at", "port", "switch", "for", "count", "period", "down", "direction")
+FAULT_KIND_KEYS = {"switch-down": ("switch", "for"), "flap": ("port", "count", "period", "down"),
+                   "link-down": ("port", "for"), "one-way": ("port", "for", "direction")}
 
 
 @dataclass(frozen=True)
@@ -229,6 +231,9 @@ def collective(fab, t: Traffic, n: int):
 def read_fault(r: Reader, fab) -> Fault:
     kind = r.get("kind", str, required=True, choices=FAULT_KINDS)
     at = r.get("at", float, required=True, bounds=SECONDS)
+    for key in r.data:
+        if key not in ("kind", "at", *FAULT_KIND_KEYS[kind]):
+            r.fail(key, f"not a key of a {kind} fault; it takes {', '.join(FAULT_KIND_KEYS[kind])}")
     if kind == "switch-down":
         switch = r.get("switch", str, required=True)
         if switch not in fab.switches:

@@ -11,7 +11,7 @@ from testbed.measure.meters import GapProbe
 
 RTT_INTERVAL = 0.1
 GAP_INTERVAL = 0.001
-REPLY = re.compile(r"^\[(\d+\.\d+)\] \d+ bytes from .* time=([\d.]+) ms", re.M)
+REPLY = re.compile(r"^\[(\d+\.\d+)\] \d+ bytes from .* time=([\d.]+) ms", re.MULTILINE)
 
 
 def rtt_samples(output: str, wall_start: float) -> list[list[float]]:

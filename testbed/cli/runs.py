@@ -29,6 +29,9 @@ def add_parser(sub) -> None:
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
+    r.add_argument("--check", action="store_true",
+                   help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "
+                        "one line per valid file, else one error line and exit status 2")
     from testbed.cli.up import add_keep_arg, add_servers_arg
     add_servers_arg(r)
     add_keep_arg(r)
@@ -112,6 +115,8 @@ def cmd_run(args) -> int:
     from testbed.emulation.cluster import on_servers
     if args.help:
         return show_help(args)
+    if args.check:
+        return check_files(args)
     check_output("--out", args.out, directory=True)     # before any scenario starts
     runs = chosen_runs(args)                             # bad names and parameters fail here
     check_reports(args.out, runs, args.repeat)
@@ -160,6 +165,25 @@ def machine_preflight():
         lock.release()
         raise
     return lock
+
+
+def check_files(args) -> int:
+    """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
+    would before building anything; one line per file (ParamError, exit 2, on the first bad one)."""
+    from scenarios import experiments
+    from testbed.model.params import parse_settings
+    if not args.names:
+        raise ParamError("--check: name the experiment files to validate (FILE.toml)")
+    scenarios = [n for n in args.names if not n.endswith(".toml")]
+    if scenarios:
+        raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
+    settings = parse_settings(args.set)
+    checked = [experiments.load(name).configure(settings, args.quick, args.preset) for name in args.names]
+    for run in checked:
+        spec = run.spec
+        print(f"{spec.path}: valid ({spec.family}, {len(spec.traffic)} traffic, {len(spec.faults)} fault, "
+              f"{len(spec.expects)} expect)")
+    return 0
 
 
 def run_all(runs, args) -> int:

@@ -1,6 +1,8 @@
 """Experiment files through the command line: every file in experiments/ runs (the README's example,
-experiments/nic0-link-down.toml, loses about 1/6 during its fault); a malformed file exits 2 with
-one line naming the file, the line and the key, before anything is created."""
+experiments/nic0-link-down.toml, loses about 1/6 during its fault); a file with [[expect]] clauses
+(experiments/link-down-expect.toml) is `reproduced` or `not reproduced` from what it measured;
+a malformed file exits 2 with one line naming the file, the line and the key, before anything is
+created."""
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from .conftest import run_until_valid
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 FILES = sorted((ROOT / "experiments").glob("*.toml"))
+PLAIN = [p for p in FILES if "[[expect]]" not in p.read_text()]     # with clauses: tested below
 
 
 def hpn_testbed(*args, timeout=600):
@@ -21,7 +24,7 @@ def hpn_testbed(*args, timeout=600):
                           text=True, timeout=timeout, cwd=ROOT)
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", PLAIN, ids=lambda p: p.name)
 def test_every_experiment_file_runs(tmp_path, path):
     proc, (result,) = run_until_valid(str(path), "--out", str(tmp_path), timeout=600)
     assert result["verdict"] == "measured" and proc.returncode == 0, proc.stderr[-2000:]
@@ -34,6 +37,24 @@ def test_every_experiment_file_runs(tmp_path, path):
         host = figures["throughput"]["p0s0h0"]
         assert host["direction"] == "sent" and 0.6 / 6 <= host["loss"] <= 1.4 / 6, host
         assert host["phases_mbps"]["after"] >= 0.9 * host["phases_mbps"]["before"]
+
+
+def test_expect_clauses_make_the_verdict_from_the_measurement(tmp_path):
+    """Each clause carries the figure the run measured; the verdict is `reproduced` exactly when
+    every one held. The UDP flow starts at 2 s; the probes measured RTT and a failover gap."""
+    path = ROOT / "experiments" / "link-down-expect.toml"
+    proc, (result,) = run_until_valid(str(path), "--out", str(tmp_path), timeout=600)
+    clauses = result["figures"]["expect"]
+    assert len(clauses) == 4 and all(isinstance(c["value"], (int, float)) for c in clauses), clauses
+    assert result["verdict"] == ("reproduced" if all(c["held"] for c in clauses) else "not reproduced")
+    assert proc.returncode == (0 if result["verdict"] == "reproduced" else 1), proc.stderr[-2000:]
+    udp = next(t for t in result["figures"]["traffic"] if t["protocol"] == "udp")
+    assert udp["start"] == 2.0 and 1.0 <= udp["received_mbps"] <= 2.2, udp
+    figures = result["figures"]
+    assert figures["rtt"]["p1s0h0-n0 -> p1s0h1-n0"]["replies"] > 50
+    assert figures["failover_gap"]["p0s0h0-n0 -> p0s0h1-n0"]["sent"] > 1000
+    loss = next(c for c in clauses if c["expect"].startswith("loss"))
+    assert loss["value"] == figures["throughput"]["p0s0h0"]["loss"]
 
 
 @pytest.mark.parametrize("old,new,where", [
