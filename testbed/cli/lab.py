@@ -52,8 +52,9 @@ def cmd_check(args) -> int:
     con = console()
     con.print(table(f"lab {lab.number}: {lab.title} (results from {report.results})",
                     ["question", "", "your answer", "your run"],
-                    [(g.id + (" (optional)" if g.optional else ""), SHOWN[g.status], shown(g.answer),
-                      expected_text(g)) for g in report.grades]))
+                    [(g.id + (" (optional)" if g.optional else "") + (" (reading)" if q.reading else ""),
+                      SHOWN[g.status], shown(g.answer), expected_text(g))
+                     for g, q in zip(report.grades, lab.questions)]))
     for g in report.grades:
         if g.advice:
             con.print(f"  [bold]{g.id}[/bold]: {g.advice}", soft_wrap=True)

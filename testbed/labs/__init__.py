@@ -1,8 +1,10 @@
-"""Teaching labs (labs/NN-name/): a lab sheet (README.md), its questions as data (questions.toml)
-and a blank answers file (answers.toml) a student fills in from what their own runs measured.
+"""Teaching labs: what students see in labs/NN-name/ (the sheet, README.md, and a blank
+answers.toml they fill in from what their own runs measured), and what they do not, in
+labs/instructor/NN-name/ (the grading key, questions.toml, and INSTRUCTOR.md). The students' VM
+leaves labs/instructor/ out (Vagrantfile); where the key is absent, `check` says so.
 
     from testbed import labs
-    lab = labs.get(3)                       # labs/03-*/questions.toml, checked
+    lab = labs.get(3)                       # labs/instructor/03-*/questions.toml, checked
     report = labs.check(lab, "answers.toml", results="out")
 
 `check` grades each answer against the figure the student's run wrote (a scenario's NAME.json
@@ -18,13 +20,16 @@ from testbed.labs.grade import Grade, Report, check, expected_answers
 from testbed.labs.questions import Lab, Question, load_lab
 
 ROOT = Path(__file__).resolve().parents[2] / "labs"      # the sheets live in the repository
+INSTRUCTOR = "instructor"                                # ROOT/instructor/NN-name: keys and notes
 
 __all__ = ["Grade", "Lab", "Question", "Report", "all_labs", "check", "expected_answers", "get"]
 
 
 def all_labs(root: Path = ROOT) -> list[Lab]:
-    """Every lab under `root`, by number (directories named NN-name with a questions.toml)."""
-    found = [load_lab(d) for d in sorted(root.glob("[0-9][0-9]-*")) if (d / "questions.toml").is_file()]
+    """Every lab under `root`, by number (directories named NN-name with a sheet), each with its
+    key from root/instructor/NN-name/questions.toml (no questions where the key is absent)."""
+    found = [load_lab(d, root / INSTRUCTOR / d.name) for d in sorted(root.glob("[0-9][0-9]-*"))
+             if (d / "README.md").is_file()]
     return sorted(found, key=lambda lab: lab.number)
 
 

@@ -49,6 +49,10 @@ class Report:
 
 
 def check(lab: Lab, answers_path, results_dir=None) -> Report:
+    if lab.key is None:
+        raise ParamError(f"lab {lab.number}: its answer key (labs/instructor/{lab.name}/questions.toml) is not "
+                         "on this machine (a students' VM leaves labs/instructor/ out): hand answers.toml and "
+                         f"out/ to your instructor, who runs `hpn-testbed lab check {lab.number} answers.toml`")
     answers_path = Path(answers_path)
     root = Path(results_dir) if results_dir else default_results(answers_path)
     answers = read_answers(lab, answers_path)
@@ -74,8 +78,9 @@ def expected_answers(lab: Lab, results_dir) -> dict:
 def expected(q: Question, found: dict):
     """(the expected value, why not) for question `q` from the indexed results."""
     result = found.get(q.source)
+    again = f": run `{q.run}`" if q.run else ""
     if result is None:
-        return None, f"no result {q.source!r}" + (f": run `{q.run}`" if q.run else "")
+        return None, f"no result {q.source!r}" + again
     try:
         env = {name: expr.lookup(result, path) for name, path in q.vars.items()}
         return expr.evaluate(q.expect, env), ""
@@ -87,7 +92,7 @@ def grade(q: Question, answer, found: dict, root: Path) -> Grade:
     value, why = expected(q, found)
     if value is None:
         return Grade(q.id, MISSING, answer, advice=f"{why} (results in {root})")
-    note = invalid_note(found.get(q.source, {}))
+    note = join(invalid_note(found[q.source]), params_note(q, found[q.source]))
     if answer == "":
         return Grade(q.id, BLANK, None, value, advice=note)
     if q.kind == "choice":
@@ -100,6 +105,23 @@ def grade(q: Question, answer, found: dict, root: Path) -> Grade:
     right = abs(answer - value) <= allowed + 1e-9
     return Grade(q.id, PASS if right else WRONG, answer, value, allowed,
                  advice="" if right else join(q.hint, note))
+
+
+def params_note(q: Question, result: dict) -> str:
+    """What the run was run with, where it differs from what the question assumes."""
+    differ = []
+    for path, assumed in q.params.items():
+        try:
+            used = expr.lookup(result, path)
+        except expr.Missing:
+            continue
+        if str(used) != str(assumed):
+            differ.append((path.rsplit(".", 1)[-1], used, assumed))
+    if not differ:
+        return ""
+    used = ", ".join(f"{k}={u}" for k, u, _ in differ)
+    asked = ", ".join(f"{k}={a}" for k, _, a in differ)
+    return f"your run {q.source} used {used}, the question is about {asked}" + (f": run `{q.run}`" if q.run else "")
 
 
 def invalid_note(result: dict) -> str:
@@ -146,20 +168,26 @@ def answer_of(q: Question, raw, where: str):
     except (TypeError, OverflowError, ValueError):    # None, or an integer past a float's range
         number = None
     if number is None or not math.isfinite(number):
-        raise ParamError(f"{where}: {q.id} = {str(raw)[:40]!r}: expected a number (0.25, \"1/4\" or \"25%\")")
+        raise ParamError(f"{where}: {q.id} = {str(raw)[:40]!r}: expected a number (0.25, \"1/4\", \"25%\", \"1,024\" "
+                         "or \"15:1\")")
     return float(number)
 
 
-NUMBER = re.compile(r"^\s*(-?\d+(?:\.\d*)?(?:[eE]-?\d+)?)\s*(?:/\s*(\d+(?:\.\d*)?))?\s*(%?)\s*$")
+DIGITS = r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?(?:[eE]-?\d+)?"
+NUMBER = re.compile(rf"^\s*({DIGITS})\s*(?:([/:])\s*({DIGITS}))?\s*(%?)\s*$")
 
 
 def number_of(text: str) -> float | None:
-    """ "0.25", "1/4" or "25%" as a number; None if it is none of these."""
+    """A number as the tables print it or a student writes it: "0.25", "1/4", "25%", "1,024"
+    (thousands separated by commas), "15:1" (a ratio: 15); None if it is none of these."""
     m = NUMBER.match(text)
-    if not m or (m[2] is not None and float(m[2]) == 0):
+    if not m:
         return None
-    value = float(m[1]) / (float(m[2]) if m[2] else 1.0)
-    return value / 100 if m[3] else value
+    value, divisor = float(m[1].replace(",", "")), float(m[3].replace(",", "")) if m[3] else 1.0
+    if divisor == 0:
+        return None
+    value /= divisor
+    return value / 100 if m[4] else value
 
 
 def line_of(text: str, key: str) -> int:

@@ -1,4 +1,5 @@
-"""A lab's questions, read from labs/NN-name/questions.toml and checked before any answer is.
+"""A lab's questions, read from its key, labs/instructor/NN-name/questions.toml (apart from what
+students see), and checked before any answer is.
 
     title = "Dual-ToR: a link, then a ToR"
     minutes = 75
@@ -14,6 +15,10 @@
     hint = "what to look at again when the answer is off"
     run = "sudo hpn-testbed run ... --out out/nics3"   # what writes the source (said when it is missing)
     optional = true                    # going further: a blank or a missing run does not fail
+    reading = true                     # a reading question: answered from a table or trace the
+                                       # sheet shows, not from a figure the student's run measured
+    params = { "figures.dual_tor.nics" = 3 }   # what the question assumes of its run: when the
+                                       # run differs and the answer is off, the hint says so
 
 `kind = "choice"` with `choices = [...]` takes a word; the expression gives the right one.
 """
@@ -29,7 +34,7 @@ from testbed.labs import expr
 
 ID = re.compile(r"^[a-z][a-z0-9_]*$")
 QUESTION_KEYS = {"id", "ask", "source", "value", "vars", "expect", "tolerance", "relative", "hint",
-                 "run", "kind", "choices", "unit", "optional"}
+                 "run", "kind", "choices", "unit", "optional", "reading", "params"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class Question:
     run: str = ""
     unit: str = ""
     optional: bool = False          # a "going further" question: blank or unmeasured does not fail
+    reading: bool = False           # answered by reading a table or trace, not from a measurement
+    params: dict = field(default_factory=dict)   # path in the run -> the value the question assumes
 
     def allowed(self, measured: float) -> float:
         """The largest distance from `measured` an answer may have and still pass."""
@@ -59,8 +66,9 @@ class Lab:
     name: str                       # the directory, e.g. 03-dual-tor
     title: str
     minutes: int
-    directory: Path
+    directory: Path                 # what students see: the sheet and the blank answers
     questions: tuple
+    key: Path | None = None         # the grading key (questions.toml), None where it is absent
 
     @property
     def sheet(self) -> Path:
@@ -70,8 +78,12 @@ class Lab:
         return next((q for q in self.questions if q.id == qid), None)
 
 
-def load_lab(directory: Path) -> Lab:
-    path = directory / "questions.toml"
+def load_lab(directory: Path, key_dir: Path | None = None) -> Lab:
+    """The lab of sheet directory `directory`, its questions from `key_dir`/questions.toml (by
+    default the same directory); a lab without a key has no questions (Lab.key None)."""
+    path = (key_dir or directory) / "questions.toml"
+    if not path.is_file():
+        return Lab(int(directory.name[:2]), directory.name, directory.name, 60, directory, (), None)
     data, _ = files.load_toml(path, "lab questions", files.EXPERIMENT_MAX)
     questions = tuple(question(path, i, q) for i, q in enumerate(data.get("question", []), 1))
     ids = [q.id for q in questions]
@@ -79,7 +91,7 @@ def load_lab(directory: Path) -> Lab:
         raise ParamError(f"{path}: question ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
     number = int(directory.name[:2])
     return Lab(number, directory.name, str(data.get("title", directory.name)), int(data.get("minutes", 60)),
-               directory, questions)
+               directory, questions, path)
 
 
 def question(path: Path, index: int, q: dict) -> Question:
@@ -109,4 +121,5 @@ def question(path: Path, index: int, q: dict) -> Question:
         raise ParamError(f"{where}: kind is number, or choice with choices = [...]")
     return Question(q["id"], q["ask"], q["source"], expect, variables, kind, tuple(q.get("choices", ())),
                     float(q.get("tolerance", 0.0)), float(q.get("relative", 0.0)), q.get("hint", ""),
-                    q.get("run", ""), q.get("unit", ""), bool(q.get("optional", False)))
+                    q.get("run", ""), q.get("unit", ""), bool(q.get("optional", False)),
+                    bool(q.get("reading", False)), dict(q.get("params", {})))

@@ -20,11 +20,15 @@ from testbed.core.errors import ParamError
 def index(root: Path) -> dict[str, dict]:
     """source name -> the JSON it names (a result, or a saved output). Each file is read bounded
     (testbed/core/files.py): a FIFO, device, oversized or undecodable one is refused with one
-    line (ParamError), as is a tree of more than RESULTS_FILES_MAX JSON files."""
+    line that calls it unreadable (ParamError: a corrupt result is not a missing one), as is a
+    tree of more than RESULTS_FILES_MAX JSON files."""
     found: dict[str, dict] = {}
     for path in json_files(root):
         prefix = "/".join(path.relative_to(root).parent.parts)
-        data = files.load_json(path, "result", files.RESULT_MAX)
+        try:
+            data = files.load_json(path, "result", files.RESULT_MAX)
+        except ParamError as e:     # corrupt, cut off, not UTF-8, a FIFO, too big: not "missing"
+            raise ParamError(f"unreadable {e}; run what wrote it again, or remove it") from None
         if isinstance(data, dict) and "hpn_testbed" in data and "result" in data:
             data = data["result"]       # a saved `--json` output: its envelope's result
         for name, result in named(path, data):

@@ -16,6 +16,7 @@ import pytest
 
 from testbed import labs
 from testbed.cli import main
+from testbed.core.errors import ParamError
 from testbed.labs import expr
 from testbed.labs.grade import number_of
 
@@ -203,3 +204,75 @@ def test_paths_select_rows_by_field():
     assert expr.lookup(data, "figures.rows.0.b") == 10
     with pytest.raises(expr.Missing):
         expr.lookup(data, "figures.rows[M=2].b")
+
+
+# ---- what students see, the formats the tables print, the hints, unreadable results ----
+
+def test_a_students_folder_holds_no_answer_key():
+    """The sheets' folders hold the sheet and the blank answers; keys and notes live in
+    labs/instructor/, which the students' VM leaves out of /vagrant."""
+    for lab in LABS:
+        assert sorted(p.name for p in lab.directory.iterdir()) == ["README.md", "answers.toml"], lab.name
+        key = labs.ROOT / "instructor" / lab.name
+        assert lab.key == key / "questions.toml" and (key / "INSTRUCTOR.md").is_file()
+    vagrantfile = (labs.ROOT.parent / "Vagrantfile").read_text()
+    assert re.search(r'rsync__exclude: \[[^]]*"labs/instructor/"', vagrantfile)
+
+
+def test_without_the_key_check_says_so_in_one_line(tmp_path, capsys):
+    sheets = tmp_path / "labs"
+    shutil.copytree(labs.get(3).directory, sheets / "03-dual-tor")
+    lab = labs.get(3, root=sheets)
+    assert lab.key is None and lab.questions == ()
+    with pytest.raises(ParamError, match="answer key .* is not on this machine"):
+        labs.check(lab, tmp_path / "answers.toml")
+
+
+def test_lab_1_grades_only_the_students_own_output_or_reading_questions():
+    lab = labs.get(1)
+    sheet = lab.sheet.read_text()
+    for q in lab.questions:
+        assert q.reading or (q.run and q.run in sheet), f"{q.id}: neither a reading question nor run by the sheet"
+        if q.reading:
+            assert f"`{q.id}` *(reading)*" in sheet, q.id
+
+
+def test_answers_as_the_tables_print_them(tmp_path, capsys):
+    lab = labs.get(1)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    assert (right["gpus_per_segment"], right["agg_oversubscription"]) == (1024, 15)
+    printed = {**right, "gpus_per_segment": "1,024", "agg_oversubscription": "15:1", "gpus_per_pod": 15000,
+               "tor_ratio_active": "1.067 : 1", "mpft_gpus": "16,384"}
+    status, out = check(lab, write(home / "answers.toml", printed, lab), capsys)
+    assert status == 0, out
+    assert number_of("1,024") == 1024 and number_of("15:1") == 15 and number_of("1,02") is None
+
+
+def test_the_hint_names_the_runs_parameters_when_they_differ(tmp_path, capsys):
+    """A right prediction for nics=3 graded against a run made with nics=2 says which N it used."""
+    lab = labs.get(3)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    nics3 = home / "out" / "nics3"
+    shutil.rmtree(nics3)
+    shutil.copytree(home / "out" / "nics2", nics3)
+    status, out = check(lab, write(home / "answers.toml", right, lab), capsys)
+    assert status == 1
+    text = " ".join(out.split())
+    assert "your run nics3/dual-tor-link-failure used nics=2, the question is about nics=3" in text, text
+    assert "--set nics=3 --out out/nics3" in text
+
+
+def test_a_corrupt_result_is_unreadable_not_missing(tmp_path, capsys):
+    """A result cut off mid-write, or not UTF-8: one line calling it unreadable (exit 2), not a
+    question graded as if the run were missing."""
+    lab = labs.get(3)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    answers = write(home / "answers.toml", right, lab)
+    for corrupt in (b'{"scenario": "tor-fail', b"\xff\xfe"):
+        (home / "out" / "tor-failure.json").write_bytes(corrupt)
+        status, out = check(lab, answers, capsys)
+        assert status == 2 and len(out.splitlines()) == 1, out
+        assert "unreadable result '" in out and "tor-failure.json'" in out and "missing" not in out, out
