@@ -151,3 +151,54 @@ def test_means_are_time_weighted_and_losses_relative_to_before():
     assert means == {"before": 60.0, "fault 1": 50.0, "after": 60.0}
     assert phases.losses(means) == {"fault 1": 0.1667}
     assert phases.losses({"before": 0.0, "fault 1": 1.0}) == {"fault 1": None}
+
+
+# ---- start/stop, UDP, expect clauses, probes ----
+
+def test_start_stop_and_udp(tmp_path):
+    text = EXAMPLE.replace("seconds = 10", 'start = 1.0\nstop = 11.0\nprotocol = "udp"\nrate_mbit = 3')
+    text = text.replace("at = 4.0", "at = 3.0")
+    spec = check.load(write(tmp_path, text))
+    (t,) = spec.traffic
+    assert (t.start, t.seconds, t.stop, t.protocol, t.rate_mbit) == (1.0, 10.0, 11.0, "udp", 3.0)
+    assert spec.first_start == 1.0 and spec.planned == 11.0
+    with pytest.raises(ParamError, match="inside the warm-up .*starts at 1 s"):
+        check.load(write(tmp_path, text.replace("at = 3.0", "at = 2.0")))
+
+
+def test_expect_clauses_are_read_and_judged(tmp_path):
+    from scenarios.experiments import expect
+    clauses = ('\n[[expect]]\nmeasure = "loss"\nmin = 0.1\nmax = 0.25\n'
+               '\n[[expect]]\nmeasure = "rtt"\nfrom = "p0s0h0-n1"\nto = "p0s0h1-n1"\nmax = 5\n'
+               '\n[[expect]]\nmeasure = "failover_gap"\nfrom = "p0s0h0-n0"\nto = "p0s0h1-n0"\nmax = 500\n')
+    spec = check.load(write(tmp_path, EXAMPLE + clauses))
+    loss = spec.expects[0]
+    assert (loss.of, loss.phase, loss.low, loss.high) == ("p0s0h0", "fault 1", 0.1, 0.25)
+    assert spec.rtt == (("p0s0h0-n1", "p0s0h1-n1"),) and spec.gaps == (("p0s0h0-n0", "p0s0h1-n0"),)
+    assert loss.label == "loss p0s0h0 fault 1 >= 0.1 and <= 0.25"
+    figures = {"throughput": {"p0s0h0": {"losses": {"fault 1 (link-down p0s0h0-n0p0)": 0.17}}},
+               "rtt": {"p0s0h0-n1 -> p0s0h1-n1": {"phases_ms": {"before": 7.5}}},
+               "failover_gap": {"p0s0h0-n0 -> p0s0h1-n0": {"longest_gap_ms": 40.0}}, "traffic": []}
+    judged = expect.judge(spec.expects, figures)
+    assert [(c["value"], c["held"]) for c in judged] == [(0.17, True), (7.5, False), (40.0, True)]
+    assert not expect.held(loss, None) and not expect.held(loss, float("nan"))
+
+
+def test_the_verdict_follows_the_clauses(tmp_path):
+    from scenarios.experiments.runner import Experiment
+    spec = check.load(write(tmp_path, EXAMPLE + '\n[[expect]]\nmeasure = "loss"\nmin = 0.1\n'))
+    base = {"throughput": {}, "queues": {}, "traffic_s": 10, "cpu_busy": 0.2}
+    held = {**base, "expect": [{"expect": "x", "value": 0.2, "held": True}]}
+    off = {**base, "expect": [{"expect": "x", "value": 0.05, "held": False}]}
+    assert Experiment(spec).judge(held).verdict == "reproduced"
+    assert Experiment(spec).judge(off).verdict == "not reproduced"
+    assert Experiment(spec).judge({**off, "cpu_busy": 0.99}).verdict == "invalid"
+    assert Experiment(spec).judge(base).verdict == "measured"
+
+
+def test_rtt_samples_from_ping():
+    from scenarios.experiments.probes import rtt_samples
+    out = ("PING 10.0.1.2 (10.0.1.2) from 10.0.0.1 : 56(84) bytes of data.\n"
+           "[1000.500000] 64 bytes from 10.0.1.2: icmp_seq=1 ttl=62 time=0.412 ms\n"
+           "[1000.600000] 64 bytes from 10.0.1.2: icmp_seq=2 ttl=62 time=12.5 ms\n")
+    assert rtt_samples(out, 1000.0) == [[0.5, 0.412], [0.6, 12.5]]
