@@ -12,7 +12,8 @@ Each command must exit 0, except `run SCENARIO` which may exit 1 (a verdict othe
 reproduced: the sheet still worked, and the student's answers are graded against whatever it
 measured). Before a sheet's `lab check N answers.toml`, the test writes the answers that the
 lab's own results make right (testbed.labs.expected_answers) into answers.toml: the check must
-then pass (exit 0); the blank template must not (exit 1).
+then pass (exit 0); the blank template must not (exit 1). No command reads labs/instructor/
+(the grading keys and notes), which a students' VM does not have.
 """
 from __future__ import annotations
 
@@ -112,6 +113,8 @@ def test_every_command_of_the_sheet_runs(lab, tmp_path):
     started = time.monotonic()
     found = sessions(lab.sheet)
     assert len(found) >= 4, f"{lab.sheet}: a sheet has setup, steps and a check"
+    typed = "\n".join(line for lines, stdin in found for line in [*lines, stdin])
+    assert "labs/instructor" not in typed, f"{lab.sheet}: a students' VM has no labs/instructor/"
     for lines, stdin in found:
         run_session(lab, lines, stdin, env, home)
     # every question, going further included, now has a result to be graded from
