@@ -16,7 +16,7 @@ def add_parser(sub) -> None:
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
     r = sub.add_parser("run", add_help=False,
-                       help="run scenarios or experiment files (needs root); with no NAME, the tour")
+                       help="run scenarios or experiment files (needs root; --check does not); with no NAME, the tour")
     r.add_argument("-h", "--help", action="store_true",
                    help="show this help; with NAME, that scenario's parameters and defaults")
     r.add_argument("names", nargs="*", metavar="NAME",
