@@ -108,20 +108,43 @@ def grade(q: Question, answer, found: dict, root: Path) -> Grade:
 
 
 def params_note(q: Question, result: dict) -> str:
-    """What the run was run with, where it differs from what the question assumes."""
-    differ = []
+    """What the run was run with, where it differs from what the question assumes: its `params`
+    (paths into the result) and the `--set KEY=VALUE` of its `run` command (against the knobs and
+    settings the result recorded; a key it did not set ran at its default)."""
+    differ = {}
     for path, assumed in q.params.items():
         try:
             used = expr.lookup(result, path)
         except expr.Missing:
             continue
-        if str(used) != str(assumed):
-            differ.append((path.rsplit(".", 1)[-1], used, assumed))
+        if not same(used, assumed):
+            differ[path.rsplit(".", 1)[-1]] = (used, assumed)
+    setup = result.get("setup") if isinstance(result.get("setup"), dict) else None
+    for key, assumed in re.findall(r"--set (\w+)=(\S+)", q.run) if setup is not None else ():
+        used = setup.get("settings", {}).get(key, setup.get("knobs", {}).get(key, "its default"))
+        if key not in differ and not same(used, assumed):
+            differ[key] = (used, assumed)
     if not differ:
         return ""
-    used = ", ".join(f"{k}={u}" for k, u, _ in differ)
-    asked = ", ".join(f"{k}={a}" for k, _, a in differ)
+    used = ", ".join(f"{k}={shown(u)}" for k, (u, _) in differ.items())
+    asked = ", ".join(f"{k}={a}" for k, (_, a) in differ.items())
     return f"your run {q.source} used {used}, the question is about {asked}" + (f": run `{q.run}`" if q.run else "")
+
+
+def same(used, assumed) -> bool:
+    """A recorded value and the one a question assumes, compared as numbers where both are."""
+    def norm(v):
+        if isinstance(v, (list, tuple)):
+            return ",".join(norm(x) for x in v)
+        try:
+            return f"{float(v):g}"
+        except (TypeError, ValueError):
+            return str(v)
+    return norm(used) == norm(assumed)
+
+
+def shown(value) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
 def invalid_note(result: dict) -> str:

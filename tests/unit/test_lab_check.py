@@ -276,3 +276,18 @@ def test_a_corrupt_result_is_unreadable_not_missing(tmp_path, capsys):
         status, out = check(lab, answers, capsys)
         assert status == 2 and len(out.splitlines()) == 1, out
         assert "unreadable result '" in out and "tor-failure.json'" in out and "missing" not in out, out
+
+
+def test_the_hint_names_the_knobs_a_run_was_made_with(tmp_path, capsys):
+    """The `--set` of a question's run command, against the knobs the result recorded."""
+    lab = labs.get(4)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    path = home / "out" / "eager" / "one-way-fault.json"
+    data = json.loads(path.read_text())
+    data["setup"]["knobs"].update(interval=0.015, dead_after=0.06)      # run at the defaults
+    path.write_text(json.dumps(data))
+    status, out = check(lab, write(home / "answers.toml", {**right, "false_downs_eager": 99}, lab), capsys)
+    text = " ".join(out.split())
+    assert status == 1 and "your run eager/one-way-fault used interval=0.015, dead_after=0.06, the question " \
+        "is about interval=0.002, dead_after=0.006" in text, text
