@@ -202,3 +202,14 @@ def test_rtt_samples_from_ping():
            "[1000.500000] 64 bytes from 10.0.1.2: icmp_seq=1 ttl=62 time=0.412 ms\n"
            "[1000.600000] 64 bytes from 10.0.1.2: icmp_seq=2 ttl=62 time=12.5 ms\n")
     assert rtt_samples(out, 1000.0) == [[0.5, 0.412], [0.6, 12.5]]
+
+
+def test_busbw_is_a_collectives(tmp_path):
+    from scenarios.experiments import expect
+    text = (ROOT / "experiments" / "tor-down-allreduce.toml").read_text()
+    spec = check.load(write(tmp_path, text + '\n[[expect]]\nmeasure = "busbw"\ntraffic = 1\nmin = 1\n'))
+    figures = {"traffic": [{"where": "[[traffic]] 1", "busbw_mbit": 3.5}]}
+    assert expect.judge(spec.expects, figures)[0] | {"expect": ""} == {
+        "expect": "", "where": "[[expect]] 1", "value": 3.5, "held": True}
+    with pytest.raises(ParamError, match="traffic: 2: must be between 1 and 1"):
+        check.load(write(tmp_path, text + '\n[[expect]]\nmeasure = "busbw"\ntraffic = 2\nmin = 1\n'))
