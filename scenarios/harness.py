@@ -70,18 +70,18 @@ class FaultScenario(Scenario):
     def meaningful(self) -> None:
         needs_peer(self)
 
-    def timeline(self) -> "Timeline":
+    def timeline(self) -> Timeline:
         return self.knobs.timeline()
 
     def single_baseline(self) -> bool:
         return True
 
-    def setup(self, timeline: "Timeline") -> dict:
+    def setup(self, timeline: Timeline) -> dict:
         return {"fabric": "hpn; single_tor for the baseline", "busy_host": BUSY, "peer": PEER,
                 "streams_per_nic": self.knobs.streams, "warm_base_fault_after_s": timeline.steps(),
                 "x_label": self.x_label, "y_label": self.y_label}
 
-    def variant(self, single_tor: bool, timeline: "Timeline") -> dict:
+    def variant(self, single_tor: bool, timeline: Timeline) -> dict:
         raise NotImplementedError
 
     def run(self, quick: bool) -> dict:
@@ -159,6 +159,7 @@ class Workload:
                                                       interval=self.interval,
                                                       rate_mbit=self.stream_mbit,
                                                       server_output=True), t))
+        self.t_start = self.now()
         return self
 
     def now(self) -> float:
@@ -166,7 +167,10 @@ class Workload:
         return time.monotonic() - self.sampler.t0
 
     def at(self, t: float) -> None:
-        sleep_until(self.sampler.t0 + t)
+        """Sleep until `t` s of the timeline have passed. The timeline starts once every client
+        is started, not when the sampler did: starting the servers and clients takes a few
+        seconds on a slow CPU (a VM under QEMU TCG), which must not eat the warm-up."""
+        sleep_until(self.sampler.t0 + self.t_start + t)
 
     def play(self, inject, repair=None):
         """Inject the fault once warm-up and baseline are over and repair it `fault` s later (a
@@ -197,7 +201,7 @@ class Workload:
 
     def baseline(self, intfs) -> float:
         """Mean rate from the end of warm-up to the fault."""
-        return self.rate(intfs, self.timeline.warm, self.t_fault)
+        return self.rate(intfs, self.t_start + self.timeline.warm, self.t_fault)
 
     def during(self, intfs, settle: float = 0.5) -> float:
         """Mean rate during the fault, from `settle` s after it started."""
