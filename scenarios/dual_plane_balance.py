@@ -30,6 +30,7 @@ from scenarios import plots
 from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import setup_of, valid
 from scenarios.knobs import Knobs
+from testbed.core.errors import TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace, first_port
@@ -52,10 +53,10 @@ class BalanceKnobs(Knobs):
 
 def pick_sport(emu, src, dst, dport: int, start: int, port: str) -> int:
     """The first source port from `start` on that the sending host hashes onto its `port`."""
-    sport = start
-    while first_port(emu.net, src, dst, "tcp", sport, dport) != port:
-        sport += 1
-    return sport
+    for sport in range(start, start + 1024):
+        if first_port(emu.net, src, dst, "tcp", sport, dport) == port:
+            return sport
+    raise TestbedError(f"no source port in {start}-{start + 1023} leaves {src.host} on {port}")
 
 
 def summary(per_round: list[dict]) -> dict:

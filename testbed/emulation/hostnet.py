@@ -85,3 +85,18 @@ def detector_specs(host: Host, backend: str) -> list[dict]:
     return [{"ip": nic.ip, "mac": nic.mac, "table": table(nic), "main": nic is host.nics[0],
              "bond": bond_name(nic) if backend == "bonding" else None, "ports": list(nic.ports)}
             for nic in host.nics if len(nic.ports) > 1]
+
+
+def layer34_slave(src_ip: str, dst_ip: str, sport: int, dport: int, slaves: list[str]) -> str:
+    """The slave a Linux bond with `xmit_hash_policy layer3+4` (balance-xor) sends this TCP/UDP
+    flow on, `slaves` being its usable slaves in enslavement order: the kernel's
+    `__bond_xmit_hash` + `bond_ip_hash` (drivers/net/bonding/bond_main.c), then `hash % count`.
+    `ip route get` names only the bond, so traces and port choices need this to know the port.
+    The kernel reads the ports word and the addresses as little-endian u32 of network-order bytes."""
+    def word(raw: bytes) -> int:
+        return int.from_bytes(raw, "little")
+    h = word(sport.to_bytes(2, "big") + dport.to_bytes(2, "big"))
+    h ^= word(bytes(int(x) for x in dst_ip.split("."))) ^ word(bytes(int(x) for x in src_ip.split(".")))
+    h ^= h >> 16
+    h ^= h >> 8
+    return slaves[(h >> 1) % len(slaves)]

@@ -33,7 +33,7 @@ class RouteQueries:
 
     def flow_devs(self, flows: list[tuple[str, str, str, int, int]]) -> list[str | None]:
         """The port of each (src_ip, dst_ip, proto, sport, dport) flow, asked in one script."""
-        return route_get_devs(self.run_script(route_get_script(flows)))
+        return route_get_devs(self.run_script(route_get_script(flows)), flows)
 
     def route_dev(self, src_ip: str, dst_ip: str, proto: str = "tcp", sport: int = 0,
                   dport: int = 0) -> str | None:
@@ -51,24 +51,42 @@ class RouteQueries:
                 for hop in route.get("nexthops", [route]) if "dev" in hop}
 
 
+# After the routes, one line per Linux bond of the host: `bond NAME SLAVE=MII ...`, its slaves in
+# enslavement order with their link state (nothing where the host has no bond).
+BOND_LINES = ("for b in /sys/class/net/*/bonding; do [ -d \"$b\" ] || continue; d=${b%/bonding};"
+              " printf 'bond %s' \"${d##*/}\"; for s in $(cat \"$b/slaves\"); do"
+              " printf ' %s=%s' \"$s\" \"$(cat /sys/class/net/$s/bonding_slave/mii_status)\"; done;"
+              " echo; done\n")
+
+
 def route_get_script(flows: list[tuple[str, str, str, int, int]]) -> str:
-    """A script asking `ip route get` for each (src_ip, dst_ip, proto, sport, dport) flow."""
+    """A script asking `ip route get` for each (src_ip, dst_ip, proto, sport, dport) flow, then
+    listing the host's bonds and their slaves."""
     lines = "".join(f"route get {d} from {s} ipproto {p} sport {sp} dport {dp}\n"
                     for s, d, p, sp, dp in flows)
-    return f"ip -j -batch - <<'EOF'\n{lines}EOF\n"      # one process, however many flows
+    return f"ip -j -batch - <<'EOF'\n{lines}EOF\n" + BOND_LINES     # one process, however many flows
 
 
-def route_get_devs(output: str) -> list[str | None]:
-    """The port of each flow, from the output of route_get_script."""
-    lines = [l for l in output.splitlines() if l.startswith("[")]
-    return [(json.loads(l) or [{}])[0].get("dev") for l in lines]
+def route_get_devs(output: str, flows: list[tuple[str, str, str, int, int]]) -> list[str | None]:
+    """The port of each flow, from the output of route_get_script. Where the route names a Linux
+    bond, the port is the slave its layer3+4 hash picks among the slaves whose link is up."""
+    from testbed.emulation.hostnet import layer34_slave
+    lines = output.splitlines()
+    devs = [(json.loads(l) or [{}])[0].get("dev") for l in lines if l.startswith("[")]
+    bonds = {}
+    for line in lines:
+        if line.startswith("bond "):
+            name, *slaves = line.split()[1:]
+            bonds[name] = [s for s, _, mii in (x.partition("=") for x in slaves) if mii == "up"]
+    return [layer34_slave(s, d, sp, dp, bonds[dev]) if bonds.get(dev) and p in ("tcp", "udp") else dev
+            for dev, (s, d, p, sp, dp) in zip(devs, flows)]
 
 
 def hosts_flow_devs(net, flows_by_host: dict[str, list[tuple]]) -> dict[str, list[str | None]]:
     """flow_devs for many hosts at once: one script per host, all hosts in parallel."""
     hosts = list(flows_by_host)
     outputs = sh.nodes_cmd([(net[h], route_get_script(flows_by_host[h])) for h in hosts])
-    return {h: route_get_devs(out) for h, out in zip(hosts, outputs)}
+    return {h: route_get_devs(out, flows_by_host[h]) for h, out in zip(hosts, outputs)}
 
 
 class AttachedHost(RouteQueries):

@@ -23,7 +23,8 @@ def first_port(hosts, src: Nic, dst: Nic, proto: str, sport: int, dport: int) ->
         raise TestbedError(f"no route on {src.host} for {src.ip} -> {dst.ip}")
     if dev in src.ports:
         return dev
-    # a Linux bond hides its choice from `ip route get`: trace from its first port
+    # route_dev names a Linux bond's slave itself (its layer3+4 hash); a bond with no slave up
+    # has no choice to follow: trace from its first port
     return src.ports[0]
 
 
