@@ -178,5 +178,5 @@ def test_route_dev_names_the_slave_the_linux_bond_hashes_a_flow_onto(hpn):
     assert set(predicted) == set(src.ports), predicted          # both slaves get flows
     out = hpn.net[src.host].cmd(f"python3 -c '{SEND_AND_COUNT}' {src.ip} {dst.ip} "
                                 f"{','.join(src.ports)} {' '.join(map(str, sports))}")
-    seen = dict(line.split() for line in out.splitlines() if line[:1].isdigit())
+    seen = dict(re.findall(r"(\d+) (\S+-n0p\d)", out))      # Mininet echoes "> " prompts first
     assert [seen.get(str(s)) for s in sports] == predicted, out
