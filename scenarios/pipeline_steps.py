@@ -130,7 +130,7 @@ class CpuMeter:
 
 def pick(candidates: list[int], devs: list, ports: tuple[str, ...], want: int) -> tuple[int, ...]:
     """`want` of `candidates`, taken from the NIC's ports in turn (`devs`: the port the kernel
-    sends each candidate on; where a bond hides it, simply the first `want`)."""
+    sends each candidate on; where no port is known, simply the first `want`)."""
     if len(ports) < 2 or len(devs) != len(candidates) or not set(devs) & set(ports):
         return tuple(candidates[:want])
     groups = [[s for s, d in zip(candidates, devs) if d == p] for p in ports]
