@@ -8,6 +8,8 @@
 #                         does: clone, make setup, doctor, up --check, two quick scenarios,
 #                         servers up/down, the unit tests, vagrant/provision.sh. Not part of
 #                         `make test` (2.5-3.5 min warm, +1 min from an empty cache; README, "Distro lane")
+#   sudo make tour-lane   the tour's scenarios on the kernel paths, in the VM lane (not part of
+#                         `make test`: about 40-60 min under QEMU TCG); one table at the end
 #   sudo make bench       every bench/*.py
 #   sudo make clean       remove whatever testbed runs left behind
 #
@@ -27,16 +29,23 @@
 #   DISTRO    the distro lane's root: trixie (default) or bookworm
 #   DISTRO_ARGS  more arguments for tests/distro/run: --full (CI=true make test-fast inside
 #             instead of the unit tests), --fresh (rebuild the cached root)
+#   TOUR_LANE_ARGS  arguments of tests/vm/tour-lane, which `make tour-lane` runs: scenario names
+#           (default: the tour), --out DIR (default out/tour-lane), --batch N (scenarios per VM
+#           boot, default 4), --lock FILE (an flock held per boot only, on a shared machine),
+#           --against DIR (a userspace run's NAME.json files, shown alongside), e.g.
+#           TOUR_LANE_ARGS='--against out/ --lock /tmp/fabric.lock'. The lane's own lowered
+#           rates per scenario are listed in tests/vm/tour-lane (LANE_SETTINGS).
 
 VENV ?= $(CURDIR)/.venv
 HPN_LANE ?= auto
 PYTEST_ARGS ?=
 DISTRO ?= trixie
 DISTRO_ARGS ?=
+TOUR_LANE_ARGS ?=
 PYTEST = $(VENV)/bin/python -m pytest
 FULLKERNEL_MODULES = openvswitch bonding sch_netem
 
-.PHONY: setup demo test test-fast test-lane test-distro bench clean
+.PHONY: setup demo test test-fast test-lane test-distro tour-lane bench clean
 .DEFAULT_GOAL := setup
 
 setup:
@@ -86,6 +95,9 @@ test-lane: setup
 # the install inside its root.
 test-distro:
 	tests/distro/run $(DISTRO) $(DISTRO_ARGS)
+
+tour-lane: setup
+	VENV='$(VENV)' tests/vm/tour-lane $(TOUR_LANE_ARGS)
 
 bench: setup
 	@set -e; found=; \
