@@ -46,17 +46,21 @@ def start_server(emu: Emulation, nic: Nic, port: int, interval: float = 0.5):
 
 
 def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, interval: float = 0.5,
-                   server_output: bool = False) -> str:
+                   server_output: bool = False, block: int | None = None) -> str:
     """`server_output`: add the receiver's JSON (what arrived, per interval) as
     "server_output_json", from which `received_mbps` can leave out a warm-up. (Not iperf3's `-O`:
     iperf3 3.18 accounts omitted seconds differently from 3.12, so totals built on it depend on
-    the version installed.)"""
+    the version installed.) `block`: bytes per write and read (`-l`); iperf3 3.18's receiver
+    counts a TCP interval's bytes by whole 128 KB reads, which on a link of a few Mbit/s is a
+    second's traffic, so a short test needs smaller blocks to be measured at all evenly."""
     cmd = (f"iperf3 -c {flow.dst.ip} -B {flow.src.ip} -p {flow.dport} -t {seconds} -J "
            f"-i {interval} -P {flow.parallel}")
     if flow.sport:
         cmd += f" --cport {flow.sport}"
     if server_output:
         cmd += " --get-server-output"
+    if block:
+        cmd += f" -l {block}"
     if flow.proto == "udp":
         cmd += " -u"
     if rate_mbit:

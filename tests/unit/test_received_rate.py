@@ -40,4 +40,5 @@ def test_without_the_receivers_intervals_the_end_totals():
 def test_the_client_asks_for_the_receivers_report_and_never_omits():
     flow = traffic.Flow(Nic("h0", 0, 0, "10.0.0.1", "", ()), Nic("h1", 0, 0, "10.0.0.2", "", ()))
     cmd = traffic.client_command(flow, 3, server_output=True)
-    assert "--get-server-output" in cmd and " -O " not in cmd
+    assert "--get-server-output" in cmd and " -O " not in cmd and " -l " not in cmd
+    assert " -l 8192" in traffic.client_command(flow, 3, block=8192)
