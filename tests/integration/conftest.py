@@ -2,12 +2,41 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 from testbed.emulation import runstate
 from testbed.emulation.build import Emulation, Options
 from testbed.model import make_fabric
+
+TESTBED = [sys.executable, "-m", "testbed"]
+
+
+def start_up(family: str, *args, **popen) -> subprocess.Popen:
+    """`hpn-testbed up FAMILY` in the background, returned once it says it is up."""
+    proc = subprocess.Popen([*TESTBED, "up", family, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, **popen)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if "press Ctrl-C" in line:
+            return proc
+    proc.wait()
+    raise AssertionError("up ended before it was up:\n" + "".join(lines))
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
+    """Wait for a process started by start_up (killed past `timeout`); its output."""
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return out or ""
+
 
 
 def leftovers(emu: Emulation) -> list[str]:

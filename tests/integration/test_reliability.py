@@ -18,33 +18,9 @@ from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
 from testbed.model import make_fabric
 from testbed.workload import traffic
 
-from .conftest import run_of, state_leftovers
+from .conftest import TESTBED, finish, run_of, start_up, state_leftovers
 
 pytestmark = pytest.mark.integration
-TESTBED = [sys.executable, "-m", "testbed"]
-
-
-def start_up(family: str, *args, **popen) -> subprocess.Popen:
-    """`hpn-testbed up FAMILY` in the background, returned once it says it is up."""
-    proc = subprocess.Popen([*TESTBED, "up", family, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **popen)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if "press Ctrl-C" in line:
-            return proc
-    proc.wait()
-    raise AssertionError("up ended before it was up:\n" + "".join(lines))
-
-
-def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return out
 
 
 def test_two_runs_at_once_one_is_refused_before_it_creates_anything():

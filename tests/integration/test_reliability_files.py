@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,37 +19,13 @@ from testbed.emulation import runstate
 from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
 from testbed.model import make_fabric
 
-from .conftest import run_of, state_leftovers
+from .conftest import TESTBED, finish, run_of, start_up, state_leftovers
 
 pytestmark = pytest.mark.integration
-TESTBED = [sys.executable, "-m", "testbed"]
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "experiments" / "nic0-link-down.toml").read_text()
 SHORT = EXAMPLE.replace("seconds = 10", "seconds = 6").replace("at = 4.0", "at = 2.5").replace(
     "for = 3.0", "for = 2.0")
-
-
-def start_up(family: str, *args, env=None) -> subprocess.Popen:
-    """`hpn-testbed up FAMILY` in the background, returned once it says it is up."""
-    proc = subprocess.Popen([*TESTBED, "up", family, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
-    lines = []
-    for line in proc.stdout:
-        lines.append(line)
-        if "press Ctrl-C" in line:
-            return proc
-    proc.wait()
-    raise AssertionError("up ended before it was up:\n" + "".join(lines))
-
-
-def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    return out or ""
 
 
 def run_of_live(proc: subprocess.Popen):
