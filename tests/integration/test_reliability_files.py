@@ -9,6 +9,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -39,20 +40,33 @@ def controller_pid(state) -> int:
     return next(pid for pid, marker in state.live_processes() if marker == CONTROLLER_MARKER)
 
 
+# The CLI is started by a small Python launcher that forks it and reports its peak memory: a
+# process forked from pytest itself would count pytest's own pages (Linux keeps the high-water
+# mark of the memory a process had before exec in its ru_maxrss), several hundred MB late in a run.
+PEAK = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def refused(argv, cwd=None, env=None) -> tuple[subprocess.CompletedProcess, float, int]:
-    """Run the CLI; (result, seconds, peak memory in MB of that one process, from wait4)."""
+    """Run the CLI; (result, seconds, peak memory in MB of the CLI's process)."""
     import tempfile
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryDirectory() as tmp:
+        peak = os.path.join(tmp, "peak")
         t0 = time.monotonic()
-        proc = subprocess.Popen([*TESTBED, *argv], stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                cwd=cwd or ROOT, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([sys.executable, "-c", PEAK, peak, *TESTBED[1:], *argv],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              cwd=cwd or ROOT, env=env, timeout=60)
         seconds = time.monotonic() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        result = subprocess.CompletedProcess(argv, proc.returncode, out.read().decode(), err.read().decode())
-    return result, seconds, usage.ru_maxrss // 1024
+        with open(peak) as f:
+            peak_kb = int(f.read())
+    return proc, seconds, peak_kb // 1024
 
 
 # ---- reports: inside --out, never through a symlink ----
