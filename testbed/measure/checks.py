@@ -99,8 +99,11 @@ def bond_spreading(emu: Emulation) -> Check | None:
         return None
     src = dual[0]
     dst = next(n for n in fab.nics() if n.host != src.host and fab.reachable(src, n))
+    # consecutive source ports that the host's own hash sends out of every port: with ports left
+    # to chance, all SPREAD_FLOWS would hash onto one port once in 2^(SPREAD_FLOWS-1) runs
+    sport = spread_sport(emu, src, dst)
     before = traffic.port_tx_bytes(emu, src.host, src.ports)
-    traffic.run_flows(emu, [traffic.Flow(src, dst, parallel=SPREAD_FLOWS)], 2)
+    traffic.run_flows(emu, [traffic.Flow(src, dst, sport=sport, parallel=SPREAD_FLOWS)], 2)
     after = traffic.port_tx_bytes(emu, src.host, src.ports)
     sent = {p: after[p] - before[p] for p in src.ports}
     total = sum(sent.values()) or 1
@@ -111,6 +114,18 @@ def bond_spreading(emu: Emulation) -> Check | None:
                  f"{SPREAD_FLOWS} flows from {src.name}: " +
                  ", ".join(f"{p} {s:.0%}" for p, s in share.items()) + f" ({emu.bond})",
                  {"share": share, "backend": emu.bond})
+
+
+def spread_sport(emu: Emulation, src, dst, dport: int = 5201, first: int = 40000) -> int | None:
+    """The first of SPREAD_FLOWS consecutive TCP source ports from `first` on that the kernel
+    sends out of every port of `src` (asked with `route_devs`), or None if no such run is found
+    within 64 tries (then iperf3 picks the ports)."""
+    host = emu.net[src.host]
+    for start in range(first, first + 64 * SPREAD_FLOWS, SPREAD_FLOWS):
+        devs = host.route_devs(src.ip, dst.ip, "tcp", list(range(start, start + SPREAD_FLOWS)), dport)
+        if set(src.ports) <= set(devs):
+            return start
+    return None
 
 
 def run_all(emu: Emulation, full: bool = False) -> list[Check]:
