@@ -1,4 +1,7 @@
 """Helpers the unit tests share (test modules cannot import each other: pytest.ini)."""
+import json
+import os
+import subprocess
 
 
 def put(path: str, value):
@@ -10,3 +13,40 @@ def put(path: str, value):
             node = node[int(key)] if isinstance(node, list) else node[key]
         node[int(last) if isinstance(node, list) else last] = value
     return change
+
+
+class Tripped(BaseException):
+    """Something ran that bad input must never reach."""
+
+
+def trip_past_checks(monkeypatch) -> None:
+    """For the fuzz tests' in-process CLI runs: building an Emulation, creating a run, running a
+    scenario or starting any process raises Tripped (which no handler of the CLI catches), and
+    the CLI leaves pytest's signal handlers alone."""
+    import scenarios
+    from scenarios.base import Scenario
+    from testbed.core import interrupts
+    from testbed.emulation import build, runstate
+    scenarios.all_scenarios()            # import them before processes are forbidden
+
+    def tripwire(*args, **kwargs):
+        raise Tripped("bad input got past the checks")
+    for owner, name in ((build.Emulation, "__init__"), (build.Emulation, "start"),
+                        (runstate.RunState, "create"), (Scenario, "execute"),
+                        (subprocess, "Popen"), (subprocess, "run")):
+        monkeypatch.setattr(owner, name, tripwire)
+    monkeypatch.setattr(interrupts, "install", lambda: None)
+
+
+def fake_run(root) -> None:
+    """A running hpn fabric's state under `root`, owned by our parent process (so `trace` takes
+    it as live): every case is refused before any host or switch is asked."""
+    from testbed.emulation import runstate
+    run = root / "fake"
+    run.mkdir(parents=True)
+    parent = os.getppid()
+    (run / "state.json").write_text(json.dumps({
+        "owner": [parent, runstate.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
+        "nft_tables": [], "dirs": [], "hosts": {}}))
+    (run / "spec.json").write_text(json.dumps({"family": "hpn", "params": {}}))
+    assert [s.run_id for s in runstate.runs() if runstate.alive(s)] == ["fake"]

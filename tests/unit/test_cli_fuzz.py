@@ -14,19 +14,14 @@ import typing
 
 import pytest
 
-import scenarios
-from scenarios.base import Scenario
 from testbed.cli import main
-from testbed.core import interrupts
-from testbed.emulation import build, runstate
+from testbed.emulation import runstate
 from testbed.model import FAMILIES
 from testbed.model.params import _target
 
+from .conftest import fake_run, trip_past_checks
+
 LONG = "x" * 5000      # longer than any path the kernel takes
-
-
-class Tripped(BaseException):
-    """Something ran that bad input must never reach."""
 
 
 def number_params(family):
@@ -154,36 +149,13 @@ CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMEN
 @pytest.fixture
 def guarded(monkeypatch, tmp_path):
     """In-process CLI runs that trip on anything past argument and parameter checks."""
-    scenarios.all_scenarios()            # import them before processes are forbidden
-
-    def tripwire(*args, **kwargs):
-        raise Tripped("bad input got past the checks")
-    for owner, name in ((build.Emulation, "__init__"), (build.Emulation, "start"),
-                        (runstate.RunState, "create"), (Scenario, "execute"),
-                        (subprocess, "Popen"), (subprocess, "run")):
-        monkeypatch.setattr(owner, name, tripwire)
-    monkeypatch.setattr(interrupts, "install", lambda: None)    # leave pytest's signals alone
+    trip_past_checks(monkeypatch)
     runs = tmp_path / "runs"
     runs.mkdir()
     monkeypatch.setattr(runstate, "ROOT", runs)
     fake_run(runs)
     (tmp_path / "file").write_text("a file, not a directory")
     return tmp_path
-
-
-def fake_run(root):
-    """A running hpn fabric's state, owned by our parent process (so `trace` takes it as live):
-    every trace case is refused before any host or switch is asked."""
-    import json
-    import os
-    run = root / "fake"
-    run.mkdir()
-    parent = os.getppid()
-    (run / "state.json").write_text(json.dumps({
-        "owner": [parent, runstate.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
-        "nft_tables": [], "dirs": [], "hosts": {}}))
-    (run / "spec.json").write_text(json.dumps({"family": "hpn", "params": {}}))
-    assert [s.run_id for s in runstate.runs() if runstate.alive(s)] == ["fake"]
 
 
 def snapshot(root):

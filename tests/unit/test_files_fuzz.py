@@ -22,20 +22,15 @@ from pathlib import Path
 
 import pytest
 
-import scenarios
-from scenarios.base import Scenario
 from testbed import labs
 from testbed.cli import main
-from testbed.core import interrupts
-from testbed.emulation import build, runstate, servers
+from testbed.emulation import runstate, servers
+
+from .conftest import fake_run, trip_past_checks
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = (ROOT / "experiments" / "nic0-link-down.toml").read_text()
 HANG_S = 10
-
-
-class Tripped(BaseException):
-    """Something ran that bad input must never reach."""
 
 
 class Hang(BaseException):
@@ -299,26 +294,12 @@ CASES = list(cases())
 @pytest.fixture
 def guarded(monkeypatch, tmp_path):
     """In-process CLI runs that trip on anything past the checks, in a temporary world."""
-    scenarios.all_scenarios()            # import them before processes are forbidden
-
-    def tripwire(*args, **kwargs):
-        raise Tripped("bad input got past the checks")
-    for owner, name in ((build.Emulation, "__init__"), (build.Emulation, "start"),
-                        (runstate.RunState, "create"), (Scenario, "execute"),
-                        (subprocess, "Popen"), (subprocess, "run")):
-        monkeypatch.setattr(owner, name, tripwire)
-    monkeypatch.setattr(interrupts, "install", lambda: None)    # leave pytest's signals alone
+    trip_past_checks(monkeypatch)
     monkeypatch.setattr(runstate, "ROOT", tmp_path / "runs")
     monkeypatch.setattr(runstate, "LOCK_FILE", tmp_path / "runs" / "lock")
     monkeypatch.setattr(servers, "STATE_DIR", tmp_path / "servers")
     (tmp_path / "servers").mkdir()
-    run = tmp_path / "runs" / "fake"
-    run.mkdir(parents=True)
-    parent = os.getppid()
-    (run / "state.json").write_text(json.dumps({
-        "owner": [parent, runstate.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
-        "nft_tables": [], "dirs": [], "hosts": {}}))
-    (run / "spec.json").write_text(json.dumps({"family": "hpn", "params": {}}))
+    fake_run(tmp_path / "runs")
     (tmp_path / "file").write_text("a file, not a directory")
     monkeypatch.chdir(tmp_path)
     return tmp_path
