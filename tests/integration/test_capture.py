@@ -5,27 +5,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from testbed.emulation import runstate
-
-TESTBED = [sys.executable, "-m", "testbed"]
+from .conftest import TESTBED, run_of, start_up
 
 
 @pytest.fixture(scope="module")
 def clos3_up():
-    proc = subprocess.Popen([*TESTBED, "up", "clos3"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    proc = start_up("clos3")
     try:
-        for line in proc.stdout:
-            if "press Ctrl-C" in line:
-                break
-        [state] = [s for s in runstate.runs() if s.data["owner"][0] == proc.pid]
-        yield state
+        yield run_of(proc.pid)
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
