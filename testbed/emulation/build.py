@@ -24,7 +24,7 @@ from testbed.core import interrupts, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import counters, hostnet, keep, runstate, shaping, system
+from testbed.emulation import counters, hostnet, keep, netdevs, runstate, shaping, system, teardown
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.hosts import end_unrecorded
@@ -111,7 +111,7 @@ class Emulation(Lifecycle):
         self._lock = runstate.RunLock.take(self.run_id)
         system.check_machine(self.datapath, self.bond)
         taken = (set(self.root_intfs()) | set(self.local_bridges())) & \
-            (set(os.listdir("/sys/class/net")) | runstate.all_bridges())
+            (set(os.listdir("/sys/class/net")) | netdevs.all_bridges())
         if taken:
             raise ParamError(f"{len(taken)} names this fabric needs already exist (e.g. "
                              f"{sorted(taken)[0]}): another run is up, or run `hpn-testbed clean`")
@@ -133,7 +133,7 @@ class Emulation(Lifecycle):
         end_unrecorded(net, {pid for pid, *_ in self.state.data["pids"]})
 
     def remove_root_links(self) -> None:
-        runstate.delete_links(self.root_intfs())
+        netdevs.delete_links(self.root_intfs())
 
     def start(self) -> None:
         t0 = time.monotonic()
@@ -189,13 +189,13 @@ class Emulation(Lifecycle):
                 net.links = []
                 self.remove_root_links()
                 net.stop()
-            except Exception as e:   # go on: runstate.destroy removes what is left
+            except Exception as e:   # go on: teardown.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         self.controller.stop()
         if self.state.dir.exists():
             if keep.wanted() or getattr(self, "_failed", False) or keep.failed(sys.exc_info()[0]):
                 keep.keep(self.state.dir)
-            runstate.destroy(self.state)
+            teardown.destroy(self.state)
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -215,7 +215,7 @@ class Emulation(Lifecycle):
         class FabricSwitch(OVSSwitch):
             def bridgeOpts(self):
                 # tag the bridge so `clean` finds it and nothing else
-                return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
+                return super().bridgeOpts() + f" external-ids:{netdevs.OVS_TAG}={run_id}"
 
             def vsctl(self, *args, **kwargs):
                 # Mininet writes controller targets as PROTOCOL:IP:PORT; a unix: target has no

@@ -10,7 +10,7 @@ from operator import attrgetter
 from mininet.examples.cluster import RemoteLink, RemoteMixin, RemoteOVSSwitch
 from mininet.link import Link
 
-from testbed.emulation import runstate
+from testbed.emulation import netdevs
 from testbed.emulation.build import INACTIVITY_PROBE_MS, ControllerRef
 from testbed.emulation.cluster_parts import Server
 from testbed.emulation.hosts import FabricHost
@@ -45,7 +45,7 @@ class ClusterHost(RemoteNodeFixes, RemoteMixin, FabricHost):
 def switch_class(run_id: str, target: str):
     class ClusterSwitch(RemoteNodeFixes, RemoteOVSSwitch):
         def bridgeOpts(self):
-            return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
+            return super().bridgeOpts() + f" external-ids:{netdevs.OVS_TAG}={run_id}"
 
         def vsctl(self, *args, **kwargs):
             ours = f'{target}\\" inactivity_probe={INACTIVITY_PROBE_MS}'

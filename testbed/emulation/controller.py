@@ -125,7 +125,7 @@ class ControllerProcess:
         return self.socket.exists()
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if self.proc is not None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait(timeout=5)

@@ -18,7 +18,7 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import sleep_until, wait_for
-from testbed.emulation import runstate, servers
+from testbed.emulation import netdevs, runstate, servers
 from testbed.model import make_fabric
 from testbed.model.placement import place
 
@@ -76,7 +76,7 @@ def server_inventory(server):
 def two_servers():
     assert os.geteuid() == 0, "needs root"
     assert servers.load() is None, "servers are already up: `hpn-testbed servers down` first"
-    machine_bridges = runstate.all_bridges()
+    machine_bridges = netdevs.all_bridges()
     machine_ssl = sh.run(["ovs-vsctl", "get-ssl"])
     out = hpn("servers", "up", "2", "--json")
     assert out.returncode == 0, out.stderr
@@ -93,7 +93,7 @@ def two_servers():
                 if servers.INIT_MARKER.encode() in _cmdline(p) or b"hpn-srv" in _cmdline(p)]
         assert not left, f"server processes left: {left}"
         # the machine's own Open vSwitch was never touched
-        assert runstate.all_bridges() - machine_bridges == set()
+        assert netdevs.all_bridges() - machine_bridges == set()
         assert sh.run(["ovs-vsctl", "get-ssl"]) == machine_ssl
 
 
