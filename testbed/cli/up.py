@@ -100,7 +100,7 @@ def refuse_meaningless(args) -> None:
 def cmd_up(args) -> int:
     from testbed.emulation.build import Options
     from testbed.emulation.cluster import make_emulation, on_servers
-    from testbed.measure import checks
+    from testbed.measure import bringup
     from testbed.model import make_fabric
     refuse_meaningless(args)
     keep_requested(args)
@@ -114,7 +114,7 @@ def cmd_up(args) -> int:
         info = emu.describe()
         results = []
         if args.check:
-            results = checks.run_all(emu, full=args.full)
+            results = bringup.run_all(emu, full=args.full)
             emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:
