@@ -58,7 +58,7 @@ from scenarios.base import Judgement, Scenario, verdict
 from scenarios.common import median, setup_of, valid
 from scenarios.knobs import Knobs
 from scenarios.pipeline_steps import CpuMeter, StepRunner
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)

@@ -10,7 +10,7 @@ from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, RunKnobs, Timeline, Workload
 from testbed.core.errors import ParamError
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 

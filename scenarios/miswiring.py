@@ -60,7 +60,7 @@ from scenarios.common import valid
 from scenarios.knobs import Knobs
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure import checks
 from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import cpu_busy_fraction, port_bytes

@@ -16,8 +16,8 @@ from typing import ClassVar
 from scenarios import harness, plots
 from scenarios.base import Judgement, verdict
 from scenarios.harness import BUSY, PEER, FaultKnobs, Timeline, Workload
-from testbed.emulation.cluster import make_emulation
 from testbed.emulation.detectors import Detectors
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 

@@ -50,7 +50,7 @@ from scenarios.knobs import Knobs
 from scenarios.segment_traffic import BG_PORT, Background, Tier2
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 

@@ -54,7 +54,7 @@ from scenarios.common import valid
 from scenarios.harness import SECONDS, Timeline
 from scenarios.knobs import Knobs
 from testbed.core.wait import sleep_until
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.model.presets import preset

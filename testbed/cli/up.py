@@ -99,7 +99,7 @@ def refuse_meaningless(args) -> None:
 
 def cmd_up(args) -> int:
     from testbed.emulation.build import Options
-    from testbed.emulation.cluster import make_emulation, on_servers
+    from testbed.emulation.factory import make_emulation, on_servers
     from testbed.measure import bringup
     from testbed.model import make_fabric
     refuse_meaningless(args)

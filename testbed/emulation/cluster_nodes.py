@@ -1,4 +1,5 @@
-"""Mininet Cluster Edition's remote nodes and links, with the overrides cluster.py explains."""
+"""Mininet Cluster Edition's remote nodes and links, with the overrides cluster.py explains
+(nodes.py has their counterparts on this machine)."""
 from __future__ import annotations
 
 import itertools
@@ -11,9 +12,9 @@ from mininet.examples.cluster import RemoteLink, RemoteMixin, RemoteOVSSwitch
 from mininet.link import Link
 
 from testbed.emulation import netdevs
-from testbed.emulation.build import INACTIVITY_PROBE_MS, ControllerRef
 from testbed.emulation.cluster_parts import Server
 from testbed.emulation.hosts import FabricHost
+from testbed.emulation.nodes import INACTIVITY_PROBE_MS, ControllerRef
 
 VXLAN_PORT = 4789
 FABRIC_MTU = 1500

@@ -43,7 +43,7 @@ def leftovers(emu: Emulation) -> list[str]:
     """What of this run still exists after teardown (must be nothing)."""
     left = []
     names = set(os.listdir("/sys/class/net"))
-    left += [f"interface {i}" for i in emu.root_intfs() if i in names]
+    left += [f"interface {i}" for i in emu.site.root_intfs() if i in names]
     left += [f"bridge {b}" for b in netdevs.tagged_bridges(emu.run_id)]
     left += [f"bridge {b}" for b in set(emu.fabric.switches) & netdevs.all_bridges()]
     if emu.state.dir.exists():
