@@ -87,8 +87,9 @@ class ClusterSite:
     def switch_options(self, switch: str, datapath: str) -> dict:
         return {"datapath": "user", **self.host_options(switch)}
 
-    def host_options(self, node: str) -> dict:
-        s = self.server_of(node)
+    def host_options(self, host: str) -> dict:
+        """A node's server, for MCE's RemoteMixin (a switch's too)."""
+        s = self.server_of(host)
         return {"server": s.name, "serverIP": s.ip, "user": "root"}
 
     def controller_ref(self, controller) -> cluster_nodes.ControllerTarget:
