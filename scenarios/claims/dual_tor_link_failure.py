@@ -1,5 +1,5 @@
 """C2: a NIC-ToR link fails under a busy host. Dual-ToR loses one of the host's 2 x NICs ports and
-recovers at repair; single-ToR loses every flow on the link. The workload: scenarios/harness.py.
+recovers at repair; single-ToR loses every flow on the link. The workload: scenarios/kit/fault_harness.py.
 
 The expectation follows the fabric: with `--set nics=3` the dual-ToR host has 6 ports and is
 expected to lose 1/6 (reported as `dual_tor.loss`, accepted within 40% of it)."""
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenarios import harness, plots
-from scenarios.base import Judgement, verdict
-from scenarios.harness import BUSY, FaultKnobs, Workload
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, verdict
+from scenarios.kit.fault_harness import BUSY, FaultKnobs, Workload
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults
 

@@ -16,10 +16,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import pin_ports, setup_of, uplinks, valid
-from scenarios.knobs import Knobs
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import pin_ports, setup_of, uplinks, valid
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.trace import emulation_trace

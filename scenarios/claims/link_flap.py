@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import harness, plots
-from scenarios.base import Judgement, verdict
-from scenarios.harness import BUSY, RunKnobs, Timeline, Workload
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, verdict
+from scenarios.kit.fault_harness import BUSY, RunKnobs, Timeline, Workload
 from testbed.core.errors import ParamError
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults

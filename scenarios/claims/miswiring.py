@@ -54,10 +54,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import harness, plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import valid
-from scenarios.knobs import Knobs
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation

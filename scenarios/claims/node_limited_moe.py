@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import setup_of, valid
-from scenarios.knobs import Knobs
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction

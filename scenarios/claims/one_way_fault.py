@@ -1,6 +1,6 @@
 """C4: the NIC-to-ToR direction of a link dies, the other direction and carrier stay up. Carrier-based
 failover never notices and the flows hashed onto that port stop for good; the host-side probe
-detector (testbed/emulation/detector.py) takes the port out of the NIC's bond and every flow moves on.
+detector (testbed/inhost/detector.py) takes the port out of the NIC's bond and every flow moves on.
 
 The NICs send at 45% of their line rate, so that all of a NIC's streams fit on its other port:
 the claim is about noticing the fault, not about capacity. At full rate the streams moved onto
@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import harness, plots
-from scenarios.base import Judgement, verdict
-from scenarios.harness import BUSY, PEER, FaultKnobs, Timeline, Workload
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, verdict
+from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Timeline, Workload
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.faults import Faults

@@ -48,11 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import harness, plots
-from scenarios.base import Judgement, verdict
-from scenarios.common import valid
-from scenarios.harness import SECONDS, Timeline
-from scenarios.knobs import Knobs
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, verdict
+from scenarios.kit.fault_harness import SECONDS, Timeline
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import valid
 from testbed.core.wait import sleep_until
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults

@@ -8,7 +8,7 @@ A scenario subclasses Scenario, names its claim and the paper's figure, and impl
 `execute` runs both, builds the Result from the scenario's own attributes and writes RESULT.json
 and (if the scenario draws one) RESULT.png under the output directory.
 
-Parameters (scenarios/knobs.py): a scenario names the fabric families it builds (`families`;
+Parameters (scenarios/kit/knobs.py): a scenario names the fabric families it builds (`families`;
 `--set` takes their parameters), the settings it starts from (`base`), the parameters it sets
 itself (`fixed`, refused with the reason) and its own knobs (a Knobs dataclass). `configure`
 checks them all, and `meaningful` whether the claim still means something with them, before
@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import knobs as knobs_module
-from scenarios.knobs import Knobs
+from scenarios.kit import knobs as knobs_module
+from scenarios.kit.knobs import Knobs
 from testbed.core import files
 from testbed.core.errors import ParamError, PartLost
 
@@ -137,7 +137,7 @@ class Scenario:
         """The Result of a run: this scenario's claim and paper, judged from `figures`."""
         judged = self.judge(figures)
         if judged.verdict == INVALID:      # say why, in measured, the headline and the figure
-            from scenarios.invalid import explain
+            from scenarios.kit.invalid import explain
             judged = explain(judged, figures)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
         return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
@@ -149,7 +149,7 @@ class Scenario:
         """Draw `result` to `path` (PNG); return False if this scenario has nothing to draw."""
         if not result.series:
             return False
-        from scenarios import plots
+        from scenarios.kit import plots
         fig, ax = plots.figure(self, result)
         for name, points in result.series.items():
             if points:

@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from scenarios.base import Scenario
-from scenarios.knobs import Knobs
+from scenarios.kit.base import Scenario
+from scenarios.kit.knobs import Knobs
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import iperf_intervals, longest_stall

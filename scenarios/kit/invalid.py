@@ -1,5 +1,5 @@
 """Why a result is invalid, said where the user looks: in `measured`, the headline and the
-figure's title (which carries the headline, scenarios/plots.py).
+figure's title (which carries the headline, scenarios/kit/plots.py).
 
 A judge says `invalid` when the emulator, not the fabric, may have set what it measured. The
 commonest cause is a busy CPU (other work on the machine, or the run itself): every `cpu_busy`
@@ -8,7 +8,7 @@ not the fabric, set the rate". A judge that already gave its own reason keeps it
 """
 from __future__ import annotations
 
-from scenarios.common import BUSY_LIMIT
+from scenarios.kit.traffic_helpers import BUSY_LIMIT
 
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 

@@ -6,7 +6,7 @@ import statistics
 from dataclasses import asdict
 from pathlib import Path
 
-from scenarios.base import REPRODUCED, Result
+from scenarios.kit.base import REPRODUCED, Result
 from testbed.core import files
 
 

@@ -5,7 +5,7 @@ import dataclasses
 import statistics
 from typing import ClassVar
 
-from scenarios.base import Scenario
+from scenarios.kit.base import Scenario
 from testbed.workload.collectives import Collective
 
 BUSY_LIMIT = 0.9      # above this the CPU, not the fabric, was the bottleneck (Handigol et al.)

@@ -25,6 +25,6 @@
 `hpn-testbed run FILE.toml --check` validates one without root; `run FILE.toml` runs it; its JSON gives, for each watched host, NIC or link, its mean
 rate in each phase (before, each fault, after) and `loss`, the relative loss during the first fault.
 """
-from scenarios.experiments.runner import Experiment, load
+from testbed.experiments.runner import Experiment, load
 
 __all__ = ["Experiment", "load"]

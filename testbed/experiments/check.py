@@ -5,8 +5,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scenarios.experiments import expect
-from scenarios.experiments.spec import (
+from testbed.core import files
+from testbed.core.errors import ParamError
+from testbed.experiments import expect
+from testbed.experiments.spec import (
     COLLECTIVES,
     FAULT_KINDS,
     MEASURE_KEYS,
@@ -19,8 +21,6 @@ from scenarios.experiments.spec import (
     Traffic,
     parse,
 )
-from testbed.core import files
-from testbed.core.errors import ParamError
 
 SECONDS = (0.0, 3600.0)
 IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")

@@ -15,16 +15,17 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from scenarios import harness, plots
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
-from scenarios.common import BUSY_LIMIT
-from scenarios.experiments import check, expect, phases
-from scenarios.experiments.probes import Probes
-from scenarios.knobs import Knobs
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.core.errors import ParamError
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.faults import Faults
+from testbed.experiments import check, expect, phases
+from testbed.experiments.probes import Probes
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.workload import collectives as C
 from testbed.workload import traffic

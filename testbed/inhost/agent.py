@@ -1,6 +1,6 @@
 """The transfer agent: one process per host and phase that moves exactly the bytes it is told to.
 
-    python -I -m testbed.workload.agent SPEC
+    python -I -m testbed.inhost.agent SPEC
 
 SPEC (JSON): {"listen": [[ip, port, conns, idx], ...],      accept `conns` connections for idx
               "send": [[idx, {"conns": [[src, sport, dst, dport], ...], "bytes": n,
@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-MARKER = "testbed.workload.agent"   # this module's name: `clean` finds agents by it
+MARKER = "testbed.inhost.agent"   # this module's name: `clean` finds agents by it
 SIOCOUTQ = 0x5411             # bytes in a socket's send queue not yet acknowledged
 SO_MAX_PACING_RATE = 47       # the kernel paces a TCP connection at this many bytes/s
 CHUNK = 262144

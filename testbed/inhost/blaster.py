@@ -1,6 +1,6 @@
 """Paced UDP flows from many hosts at once: one process, one loop, fed on standard input.
 
-    python -I -m testbed.workload.blaster SECONDS SIZE < LINES      (as root, in the root namespace)
+    python -I -m testbed.inhost.blaster SECONDS SIZE < LINES      (as root, in the root namespace)
 
 Lines, then a line `go`:
 - `listen PID IP PORT`: a socket in the namespace PID holds that takes the datagrams sent to
@@ -24,7 +24,7 @@ import socket
 import sys
 import time
 
-from testbed.emulation.frames import enter_netns
+from testbed.inhost.frames import enter_netns
 
 SNDBUF = 16 * 1024      # a few datagrams: enough to keep a shaped port busy, not a long queue
 RCVBUF = 4 * 1024

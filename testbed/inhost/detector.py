@@ -1,6 +1,6 @@
 """A host-side, probe-based port health detector (claim C4), run inside a host namespace:
 
-    python -m testbed.emulation.detector --interval 0.015 --dead-after 0.06 --log FILE NICSPEC ...
+    python -m testbed.inhost.detector --interval 0.015 --dead-after 0.06 --log FILE NICSPEC ...
 
 Carrier tells a NIC nothing about a link whose NIC-to-ToR direction is dead (HPN's one-way fault:
 the ToR saw it, the NIC firmware ignored Link Fault Signaling). This detector does what carrier
@@ -177,7 +177,7 @@ class Detector:
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m testbed.emulation.detector")
+    ap = argparse.ArgumentParser(prog="python -m testbed.inhost.detector")
     ap.add_argument("--interval", type=float, default=0.015, help="seconds between probes per port")
     ap.add_argument("--dead-after", type=float, default=0.06,
                     help="seconds without an answer before a port is taken out")

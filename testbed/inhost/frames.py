@@ -1,6 +1,6 @@
 """Send raw frames from the ports of many hosts at once: one process, fed on standard input.
 
-    python -m testbed.emulation.frames < LINES      (as root, in the root namespace)
+    python -m testbed.inhost.frames < LINES      (as root, in the root namespace)
 
 Each line is `PID PORT HEXFRAME`: the frame leaves on PORT of the host whose network namespace
 PID holds (PID 0: the root namespace, e.g. a switch port's own interface). One process enters each host's namespace in turn (setns), so a thousand frames cost

@@ -1,7 +1,7 @@
 """Sample this machine's interfaces and stream the samples: what a server runs for a Sampler on
 the machine that drives a fabric across servers (testbed/emulation/cluster_meters.py).
 
-    python -m testbed.emulation.portstream --interval 0.1 --counter tx_bytes [--queues]
+    python -m testbed.inhost.portstream --interval 0.1 --counter tx_bytes [--queues]
 
 The interfaces come as a JSON list on the first line of standard input (a list that grows with
 the fabric stays off the command line). One JSON line per sample, {"t": monotonic seconds,
@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 
-from testbed.emulation.counters import Sampler
+from testbed.inhost.ports import Ports
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queues", action="store_true")
     args = ap.parse_args(argv)
     intfs = json.loads(sys.stdin.readline())
-    sampler = Sampler(intfs, args.interval, counter=args.counter, queues=args.queues)
+    sampler = Ports(intfs, counter=args.counter, queues=args.queues)
     sampler.open()
     stop = threading.Event()
     threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()

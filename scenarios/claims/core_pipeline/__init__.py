@@ -2,7 +2,7 @@
 crosses pods, and becomes the bottleneck when data parallelism does; the core's per-port rules
 fall back to hashing only while their port is down.
 
-The job (scenarios/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a host per TP group
+The job (scenarios/claims/core_pipeline/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a host per TP group
 (TP on the intra-host relay, HPN's NVLink), the hosts of a stage its DP group. Placed as HPN
 places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the pods
 (`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
@@ -52,12 +52,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import core_port_fault, plots
-from scenarios import pipeline_job as job
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import median, setup_of, valid
-from scenarios.knobs import Knobs
-from scenarios.pipeline_steps import CpuMeter, StepRunner
+from scenarios.claims.core_pipeline import core_port_fault
+from scenarios.claims.core_pipeline import pipeline_job as job
+from scenarios.claims.core_pipeline.pipeline_steps import CpuMeter, StepRunner
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import median, setup_of, valid
 from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 

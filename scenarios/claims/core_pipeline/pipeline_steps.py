@@ -20,7 +20,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from scenarios import pipeline_job as job
+from scenarios.claims.core_pipeline import pipeline_job as job
 from testbed.core import sh
 from testbed.workload.collectives import Runner, Send
 

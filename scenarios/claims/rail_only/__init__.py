@@ -41,10 +41,10 @@ import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import setup_of, valid
-from scenarios.knobs import Knobs
-from scenarios.rail_only_view import describe, plot_result
+from scenarios.claims.rail_only.rail_only_view import describe, plot_result
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation

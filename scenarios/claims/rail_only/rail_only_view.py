@@ -1,7 +1,7 @@
-"""The words and the picture of the rail-only scenario (scenarios/rail_only.py), from its figures."""
+"""The words and the picture of the rail-only scenario (scenarios/claims/rail_only/__init__.py), from its figures."""
 from __future__ import annotations
 
-from scenarios import plots
+from scenarios.kit import plots
 
 NAMES = {"railonly": "rail-only", "hpn": "HPN"}
 MODE_LABELS = {"relay": "(a) relay in the host\n(one tenant)", "no relay": "(b) no relay\n(two tenants)"}

@@ -43,11 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios import plots
-from scenarios.base import Judgement, Scenario, verdict
-from scenarios.common import median, setup_of, valid
-from scenarios.knobs import Knobs
-from scenarios.segment_traffic import BG_PORT, Background, Tier2
+from scenarios.claims.segment_placement.segment_traffic import BG_PORT, Background, Tier2
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import median, setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from scenarios.harness import pick_cport
+from scenarios.kit.fault_harness import pick_cport
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
 from testbed.workload import collectives as C
