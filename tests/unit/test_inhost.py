@@ -30,7 +30,7 @@ def allowed(module: str) -> bool:
 @pytest.mark.parametrize("path", sorted(INHOST.glob("*.py")), ids=lambda p: p.name)
 def test_inhost_imports_only_the_standard_library(path):
     wrong = sorted({m for m in imports(path) if not allowed(m)})
-    assert not wrong, f"testbed/inhost/{path.name} imports {wrong}: keep in-host programs standard-library only"
+    assert not wrong, f"testbed/inhost/{path.name} imports {wrong}: in-host programs use the standard library"
 
 
 def test_the_check_catches_a_testbed_import():
