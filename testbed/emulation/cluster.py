@@ -132,7 +132,7 @@ class ClusterSite:
         for line in lines:
             per_server.setdefault(self.placement.server_of(self.owners[line.split()[1]]), []).append(line)
         for name, chunk in per_server.items():
-            self.servers[name].run(cluster_parts.python_module("testbed.emulation.frames"),
+            self.servers[name].run(cluster_parts.python_module("testbed.inhost.frames"),
                                    input="\n".join(chunk) + "\n", timeout=120)
 
     def carrier_follows(self, link) -> bool:

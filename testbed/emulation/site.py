@@ -98,7 +98,7 @@ class LocalSite:
 
     def send_frames(self, lines: list[str]) -> None:
         """Send `PID PORT HEXFRAME` lines' frames from hosts' ports, all from one process."""
-        sh.run([sys.executable, "-m", "testbed.emulation.frames"], input="\n".join(lines) + "\n",
+        sh.run([sys.executable, "-m", "testbed.inhost.frames"], input="\n".join(lines) + "\n",
                timeout=120)
 
     def carrier_follows(self, link) -> bool:
