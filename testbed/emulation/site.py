@@ -48,7 +48,7 @@ class LocalSite:
             (set(os.listdir("/sys/class/net")) | netdevs.all_bridges())
         if taken:
             raise ParamError(f"{len(taken)} names this fabric needs already exist (e.g. "
-                             f"{sorted(taken)[0]}): another run is up, or run `hpn-testbed clean`")
+                             f"{min(taken)}): another run is up, or run `hpn-testbed clean`")
 
     def record(self, state) -> None:
         """Write down, before they exist, the bridges and interfaces this run will make."""
