@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
+import zlib
 from pathlib import Path
 
 from testbed.core.errors import ParamError
@@ -19,8 +21,8 @@ from testbed.model.families.mpft import MPFT
 from testbed.model.families.mrft import MRFT
 from testbed.model.families.railonly import RAILONLY
 
-__all__ = ["FAMILIES", "Budget", "Family", "budgeted", "get", "load", "make_fabric", "of",
-           "preset_names", "register"]
+__all__ = ["FAMILIES", "Budget", "Family", "budgeted", "from_spec", "get", "load", "make_fabric",
+           "of", "preset_names", "register", "spec_of"]
 
 BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY]
 
@@ -63,6 +65,21 @@ def make_fabric(family: str, settings=None, emulated: bool = True) -> Fabric:
     return get(family).make(settings, emulated)
 
 
+def spec_of(fabric: Fabric) -> dict:
+    """What names `fabric` to another process (a run's spec.json): its family and parameters,
+    and the file its family came from when it was loaded from one (`load`)."""
+    origin = of(fabric).origin
+    return {"family": fabric.family, "params": dataclasses.asdict(fabric.params),
+            **({"family_file": origin} if origin else {})}
+
+
+def from_spec(spec: dict) -> Fabric:
+    """The fabric `spec` (spec_of's dict) names, its family's file loaded first if it has one."""
+    if spec.get("family_file"):
+        load(spec["family_file"])
+    return make_fabric(spec["family"], spec["params"])
+
+
 def load(path) -> list[Family]:
     """Run the Python file `path` and register every Family it registered or defines at its top
     level (a family it imports from elsewhere is left alone). Returns them, each with `origin` =
@@ -72,14 +89,17 @@ def load(path) -> list[Family]:
     mine = [f for f in FAMILIES.values() if f.origin == path]
     if mine:
         return mine
-    spec = importlib.util.spec_from_file_location(f"hpn_family_{Path(path).stem}", path)
+    name = f"hpn_family_{Path(path).stem}_{zlib.crc32(path.encode()):08x}"   # one per file
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ParamError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     before = set(FAMILIES)
+    sys.modules[name] = module          # where dataclasses look up the module's annotations
     try:
         spec.loader.exec_module(module)
     except (OSError, SyntaxError) as e:
+        del sys.modules[name]
         raise ParamError(f"{path}: {e}") from None
     registered = [FAMILIES.pop(name) for name in list(FAMILIES) if name not in before]
     found = registered + [v for v in vars(module).values() if isinstance(v, Family)

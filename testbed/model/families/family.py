@@ -23,8 +23,8 @@ the paper's full scale (tens of thousands of links), built as objects only and c
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
 
 from testbed.core.errors import ParamError
 from testbed.model import limits
