@@ -10,7 +10,7 @@ MAX_REPEAT = 100
 
 
 def add_parser(sub) -> None:
-    from testbed.model.presets import PRESETS
+    from testbed.model.families import preset_names
     ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
     ls.add_argument("--params", action="store_true", help="each scenario's parameters and defaults")
     ls.add_argument("--json", action="store_true")
@@ -23,8 +23,9 @@ def add_parser(sub) -> None:
                    help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
-    r.add_argument("--preset", choices=sorted({n for shapes in PRESETS.values() for n in shapes}),
-                   help="a named fabric shape (testbed/model/presets.py); --set overrides it")
+    r.add_argument("--preset", choices=preset_names(),
+                   help="a named fabric shape (the family's presets, testbed/model/families); --set "
+                        "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
