@@ -19,7 +19,7 @@
 #      since the last install: a stamp file in the venv records both
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
-# What it changes on the machine, and how to undo it: README.md, "What the install changes".
+# What it changes on the machine, and how to undo it: docs/install.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
