@@ -64,7 +64,7 @@ apt_install() {   # apt_install PKG...: update the lists, then install without r
   quiet "${apt[@]}" update || say "apt-get update failed; trying with the package lists there are"
   say "apt-get install $*"
   quiet "${apt[@]}" install -y --no-install-recommends "$@" || die "apt-get install $* failed"
-  # Written down, so that undoing the install removes exactly these (README: "What the install
+  # Written down, so that undoing the install removes exactly these (docs/install.md: "What the install
   # changes"): apt-get purge $(cat /var/lib/hpn-testbed/apt-installed)
   mkdir -p /var/lib/hpn-testbed && printf '%s\n' "$@" >>/var/lib/hpn-testbed/apt-installed
 }
