@@ -131,3 +131,18 @@ def test_every_link_stays_in_the_repository_and_finds_its_target(page):
         assert where.exists() and ROOT in where.parents or where == ROOT, f"{page.name}: {target} does not exist"
         if anchor:
             assert where.suffix == ".md" and anchor in anchors(where), f"{page.name}: no heading for {target}"
+
+
+def section(title: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+def test_the_contents_list_every_section_and_the_quick_start_fits_a_screen():
+    text = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"\]\(#([^)]+)\)", section("Contents")))
+    assert {slug(h) for h in re.findall(r"^## (.+)$", text, re.MULTILINE)} - {"contents"} <= listed
+    quick = section("Quick start").split("\n### ")[0]
+    assert len(quick.strip().splitlines()) <= 25
