@@ -117,13 +117,15 @@ def not_run_reason(cmd: Command) -> str | None:
 # `hpn-testbed` subcommands a test may run anywhere, as root, in seconds, changing nothing but
 # files in its directory (`clean` removes only what dead runs left; `ps`, `servers list` read)
 CHEAP = ("topo", "list", "doctor", "lab", "ps", "clean", "--version")
+# and the quick start's one bring-up, run as shown: the default HPN up, checked, torn down (~10 s)
+QUICK_START_UP = ["up", "hpn", "--check"]
 
 
 def parse_only(cmd: Command) -> str | None:
     """Why an `hpn-testbed` command is checked (parsed, validated) but not run; None: it runs."""
     argv = cmd.argv
     head = argv[0] if argv else ""
-    if head in CHEAP or argv[:2] == ["servers", "list"]:
+    if head in CHEAP or argv[:2] == ["servers", "list"] or argv == QUICK_START_UP:
         return None
     if head == "run" and "--check" in argv:
         return None

@@ -1,8 +1,9 @@
 """The guide's cheap commands, run as the guide shows them (README.md, docs/*.md): as root, from a
 directory that holds the repository's files as a clone does, each must exit 0 with no traceback.
 
-Cheap: the model (`topo`), `list`, `doctor`, `lab`, `ps`, `clean`, `servers list`, `--version` and
-experiment files with `--check` (tests/doc_commands.py, CHEAP). Every other command is parsed and
+Cheap: the model (`topo`), `list`, `doctor`, `lab`, `ps`, `clean`, `servers list`, `--version`,
+experiment files with `--check` (tests/doc_commands.py, CHEAP), and the quick start's one
+bring-up, `up hpn --check` (about 10 s). Every other command is parsed and
 checked without root by tests/unit/test_doc_commands.py, and tests/doc_commands.py says why it is
 not run here and which test covers what it does. Run it under the fabric lock on a shared
 machine (`clean` and `ps` look at the machine's runs).
