@@ -73,7 +73,7 @@ def test_every_testbed_command_parses_and_passes_the_checks_without_root(cmd, tm
 @pytest.mark.parametrize("cmd", TESTBED, ids=str)
 def test_root_is_shown_where_it_is_needed(cmd):
     """`sudo` on every command that needs root; none on the model's and the checkers'."""
-    needs = doc_commands.parse_only(cmd) is not None or cmd.argv[0] in ("ps", "clean", "up") \
+    needs = doc_commands.parse_only(cmd) is not None or cmd.argv[0] in ("ps", "clean", "up", "doctor") \
         or cmd.argv[:2] == ["servers", "list"]
     assert cmd.sudo == needs, f"{cmd}: {'add' if needs else 'drop'} sudo"
 
