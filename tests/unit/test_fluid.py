@@ -79,3 +79,21 @@ def test_makespan_is_the_last_finish():
     cap = {"u0": 10, "u1": 10}
     assert makespan(cap, [["u0"]] * 4, [10] * 4) == pytest.approx(4)
     assert makespan(cap, [["u0"], ["u0"], ["u1"], ["u1"]], [10] * 4) == pytest.approx(2)
+
+
+def test_a_paths_sending_ports_are_its_links_in_the_fluid_model():
+    from testbed.model import make_fabric, policies
+    from testbed.model.paths import port_rates, sending_ports
+    fab = make_fabric("clos3")
+    fwd = policies.Forwarding(fab, policies.all_routes(fab))
+    src, dst = fab.nic("p0e0h0"), fab.nic("p1e1h1")
+    hops = fwd.walk(*fwd.ingress(src), dst.ip, lambda sw, p, options: options[0])
+    ports = sending_ports(fab, hops)
+    # the host's own port, then edge, aggregation, core, aggregation and edge out ports
+    assert ports[0] == "p0e0h0-n0p0" and [p.split("-")[0] for p in ports[1:]] == \
+        ["p0e0", "p0a0", "c0", "p1a0", "p1e1"]
+    rates = port_rates(fab)
+    assert {rates[p] for p in ports} == {100 * fab.params.scale}
+    # two hosts of one edge sending to pod 1 share the edge's uplink when they hash alike
+    other = fwd.walk(*fwd.ingress(fab.nic("p0e0h1")), fab.nic("p1e0h0").ip, lambda sw, p, o: o[0])
+    assert max_min(rates, [ports, sending_ports(fab, other)]) == pytest.approx([2.5, 2.5])
