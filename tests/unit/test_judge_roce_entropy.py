@@ -19,11 +19,11 @@ IDEAL = 7.778
 def draw(over, busiest, least, spread, cpu=0.5, sent=0.99, traced=None):
     """One round as a run records it (two leaves of four uplinks; figures trimmed)."""
     high, low = (0.25 + spread / 2, 0.25 - spread / 2)
-    return {"sports": [49152], "uplink_util": {"pl0l0-eth5": busiest, "pl0l0-eth6": least,
-                                               "pl0l1-eth5": busiest, "pl0l1-eth6": least},
+    util = {"pl0l0-eth5": busiest, "pl0l0-eth6": least, "pl0l1-eth5": busiest, "pl0l1-eth6": least}
+    return {"sports": [49152], "uplink_util": util, "uplink_expected": dict(util),
             "uplink_share": {"pl0l0": [high, 0.25, 0.25, low], "pl0l1": [high, 0.25, 0.25, low]},
             "completion_s": round(over * IDEAL, 4), "traced_s": round((traced or over) * IDEAL, 4),
-            "slowest_qp_mbit": 1.0, "sent_fraction": sent, "cpu_busy": cpu}
+            "qp_delivered_mbit": [0.5, 1.0], "sent_fraction": sent, "cpu_busy": cpu}
 
 
 def recorded():
@@ -59,8 +59,13 @@ def sender_lagged(figures):
 
 def a_qp_delivered_nothing(figures):
     rounds = figures["qps"]["2"]["rounds"]
-    rounds[0] = {**rounds[0], "completion_s": None}
+    rounds[0] = {**rounds[0], "completion_s": None}     # a full port delivered nothing
     figures["qps"]["2"] = R.summary(rounds, IDEAL)
+
+
+def an_uplink_carried_what_its_traces_do_not_say(figures):
+    figures["qps"]["4"]["rounds"][0]["uplink_expected"]["pl0l0-eth6"] = 0.0
+    figures["qps"]["4"] = R.summary(figures["qps"]["4"]["rounds"], IDEAL)
 
 
 def slower_than_its_own_paths(figures):
@@ -79,6 +84,7 @@ CASES = [
     ("the sender lagged its timetable", [sender_lagged], INVALID),
     ("a QP delivered nothing", [a_qp_delivered_nothing], INVALID),
     ("slower than the fluid model of its traced paths", [slower_than_its_own_paths], INVALID),
+    ("an uplink off its traced load", [an_uplink_carried_what_its_traces_do_not_say], INVALID),
 ]
 
 
