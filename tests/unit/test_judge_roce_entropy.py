@@ -119,8 +119,9 @@ def test_the_prediction_is_the_ring_at_its_paced_rate_when_spread_over_every_spi
     src, dst = hops[0]
     paths = R.spread_paths(fab, src, dst)
     assert len(paths) == 4 and len({p[1] for p in paths}) == 4      # one per leaf uplink
-    # 4 hosts per leaf at 0.9 of 8 Mbit/s spread over 4 uplinks of 8 Mbit/s: nothing is full
-    assert R.ideal_seconds(fab, hops, 56.0, 0.9 * 8.0) == pytest.approx(56.0 / 7.2)
+    # 4 hosts per leaf at 0.9 of the line rate spread over 4 uplinks of the same rate: nothing is full
+    line = fab.line_mbit(src)
+    assert R.ideal_seconds(fab, hops, 56.0, 0.9 * line) == pytest.approx(56.0 / (0.9 * line))
 
 
 def test_source_ports_are_roces_and_distinct():
