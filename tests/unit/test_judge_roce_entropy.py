@@ -7,8 +7,8 @@ import random
 import pytest
 
 import scenarios
-from scenarios import roce_entropy as R
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from scenarios.claims import roce_entropy as R
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 
 from .conftest import put
