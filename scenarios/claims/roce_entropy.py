@@ -368,7 +368,7 @@ def draw(scenario, result, path: Path) -> None:
                label="least busy (mean over rounds)")
     for y, label in ((95, "case study 002: 95%"), (22, "... and 22%")):
         links.axhline(y, ls=":", color="grey", lw=1)
-        links.annotate(label, (len(counts) - 1, y), fontsize=7, ha="right", va="bottom", color="grey")
+        links.annotate(label, (-0.45, y), fontsize=7, ha="left", va="bottom", color="grey")
     links.set_xticks(range(len(counts)), [f"{q} QP" for q in counts])
     links.set_ylabel("leaf uplink utilization (%)")
     links.set_title("where ECMP put the ring's QPs", fontsize=9)
