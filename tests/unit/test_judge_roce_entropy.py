@@ -57,7 +57,7 @@ def sender_lagged(figures):
     figures["qps"]["8"]["sent_fraction"] = 0.8
 
 
-def a_qp_delivered_nothing(figures):
+def a_full_port_delivered_nothing(figures):
     rounds = figures["qps"]["2"]["rounds"]
     rounds[0] = {**rounds[0], "completion_s": None}     # a full port delivered nothing
     figures["qps"]["2"] = R.summary(rounds, IDEAL)
@@ -82,7 +82,7 @@ CASES = [
     ("the shares did not converge", [put("qps.8.spread", 0.5)], NOT_REPRODUCED),
     ("CPU busy", [busy], INVALID),
     ("the sender lagged its timetable", [sender_lagged], INVALID),
-    ("a QP delivered nothing", [a_qp_delivered_nothing], INVALID),
+    ("a full port delivered nothing", [a_full_port_delivered_nothing], INVALID),
     ("slower than the fluid model of its traced paths", [slower_than_its_own_paths], INVALID),
     ("an uplink off its traced load", [an_uplink_carried_what_its_traces_do_not_say], INVALID),
 ]
