@@ -308,9 +308,9 @@ def comparison(figures: dict) -> dict:
     gain = one["completion_s"] / most["completion_s"]
     excess = one["over_ideal"] - 1
     return {"fewest": counts[0], "most": counts[-1], "one": one, "many": most, "gain": round(gain, 3),
-            "excess_left": round((most["over_ideal"] - 1) / excess, 3) if excess > 0 else float("inf"),
+            "excess_left": round((most["over_ideal"] - 1) / excess, 3) if excess > 0 else None,
             "busiest_over_least": round(one["busiest_util"] / one["least_util"], 2)
-            if one["least_util"] > 0 else float("inf")}
+            if one["least_util"] > 0 else None}     # None: the least busy uplink was idle
 
 
 def row_text(q: str, row: dict) -> str:
@@ -337,12 +337,13 @@ def judge_entropy(figures: dict) -> Judgement:
                          headline=why or "")
     c = comparison(figures)
     one, many = c["one"], c["many"]
+    left = f"{c['excess_left']:.0%}" if c["excess_left"] is not None else "all"
     ok = (one["over_ideal"] >= SLOWER and one["busiest_util"] >= BUSIEST * one["least_util"]
-          and c["gain"] >= GAIN and c["excess_left"] <= CLOSER and many["spread"] <= CONVERGE * one["spread"])
+          and c["gain"] >= GAIN and c["excess_left"] is not None and c["excess_left"] <= CLOSER and many["spread"] <= CONVERGE * one["spread"])
     return Judgement(
         verdict(ok), expectation,
         measured=f"{rows}; {c['most']} QPs against {c['fewest']}: {c['gain'] - 1:+.0%} (Meta: up to "
-                 f"{META_GAIN - 1:+.0%}), {c['excess_left']:.0%} of the excess left",
+                 f"{META_GAIN - 1:+.0%}), {left} of the excess left",
         derived={"gain": c["gain"], "excess_left": c["excess_left"],
                  "busiest_over_least": c["busiest_over_least"]},
         headline=f"{c['fewest']} QP {one['over_ideal']:.2f}x the prediction (uplinks {one['busiest_util']:.0%}"

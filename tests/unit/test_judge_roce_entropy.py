@@ -137,3 +137,14 @@ def test_source_ports_are_roces_and_distinct():
 def test_bad_parameters_are_refused_before_anything_is_built(settings, words):
     with pytest.raises(ParamError, match=words):
         scenarios.get("roce-entropy").configure(settings, quick=True)
+
+
+def test_undefined_ratios_are_none_not_infinity():
+    """An idle least busy uplink or one QP at the prediction leave ratios undefined: None, which
+    JSON can hold (Infinity is not JSON)."""
+    figures = recorded()
+    one_qp_happened_to_balance(figures)
+    figures["qps"]["1"]["least_util"] = 0.0
+    judgement = scenarios.get("roce-entropy").judge(figures)
+    assert judgement.derived["excess_left"] is None and judgement.derived["busiest_over_least"] is None
+    assert judgement.verdict == NOT_REPRODUCED
