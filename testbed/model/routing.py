@@ -53,14 +53,6 @@ def routes_to(fabric: Fabric, ip: str, mac: str, attachments: Iterable[Port],
     return routes
 
 
-def host_facing_ports(fabric: Fabric) -> dict[str, list[int]]:
-    """switch -> ports cabled to host NICs (where ARP goes to the controller)."""
-    ports: dict[str, list[int]] = {}
-    for link in fabric.host_links():
-        ports.setdefault(link.b, []).append(link.b_port)
-    return ports
-
-
 # What an ECMP select group hashes. OVS hashes only the fields a packet has (a field whose
 # prerequisites it does not meet is skipped): TCP's ports for TCP, UDP's for UDP (RoCE v2 is
 # UDP to port 4791, its source port set per queue pair). Without the UDP ports every UDP flow
