@@ -1,5 +1,5 @@
 """End-to-end path probing: UDP probes on chosen 5-tuples, every probe once per interval, all from
-one process (testbed/measure/prober.py), and the outages read from the rounds that never came in.
+one process (testbed/inhost/prober.py), and the outages read from the rounds that never came in.
 
     with ProbeRun(emu, probes, seconds, interval) as run:   # returns once every socket is open
         ...                                                 # inject faults meanwhile
@@ -21,7 +21,7 @@ from typing import Self
 from testbed.core.errors import TestbedError
 from testbed.model.fabric import Nic
 
-MARKER = "testbed.measure.prober"
+MARKER = "testbed.inhost.prober"
 
 
 @dataclass(frozen=True)

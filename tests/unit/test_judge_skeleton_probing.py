@@ -6,8 +6,8 @@ import random
 import pytest
 
 from scenarios import get, scenario_class
-from scenarios import skeleton_probing as S
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from scenarios.claims import skeleton_probing as S
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.measure.probing import lost_rounds, outages
 
