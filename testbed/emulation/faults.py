@@ -28,7 +28,7 @@ class Faults:
         self.emu = emu
         self.undo: list[tuple[str, object]] = []   # (description, callable), most recent last
 
-    def __enter__(self) -> "Faults":
+    def __enter__(self) -> Faults:
         return self
 
     def __exit__(self, *exc) -> None:

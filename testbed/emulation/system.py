@@ -19,7 +19,7 @@ def _module(name: str) -> bool:
     return os.path.isdir(f"/sys/module/{name}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def features() -> dict[str, bool]:
     return {
         "ovs_kernel_datapath": _module("openvswitch"),
@@ -84,7 +84,7 @@ def ovs_running() -> bool:
     return sh.ok(["ovs-vsctl", "--timeout=3", "show"], timeout=5)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ovs_rundir() -> str:
     """Open vSwitch's run directory, as ovs-vswitchd spells it (the only place it accepts a
     `unix:` controller target): taken from ovs-vsctl's default database socket."""

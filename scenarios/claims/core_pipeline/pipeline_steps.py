@@ -49,7 +49,7 @@ class StepRunner:
         """For each (transfer, dport, candidate sports): `channels` of the candidates, as many on
         each of the source NIC's ports as the kernel's hash allows."""
         by_host = defaultdict(list)
-        for k, (t, dport, cands) in enumerate(plans):
+        for k, (t, _dport, _cands) in enumerate(plans):
             by_host[t.src.host].append(k)
         hosts = list(by_host)
         scripts = ["ip -j -batch - <<'EOF'\n" + "".join(

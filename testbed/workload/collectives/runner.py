@@ -150,11 +150,11 @@ class Runner:
             try:
                 text, err = proc.communicate(timeout=max(1.0, t_go + self.timeout + 5 - time.monotonic()))
             except subprocess.TimeoutExpired:
-                raise TestbedError(f"transfers did not finish within {self.timeout:.0f} s")
+                raise TestbedError(f"transfers did not finish within {self.timeout:.0f} s") from None
             try:
                 out = json.loads(text.strip().splitlines()[-1])
             except (ValueError, IndexError):
-                raise TestbedError(f"transfer agent on {host} failed: {err[-1500:]}")
+                raise TestbedError(f"transfer agent on {host} failed: {err[-1500:]}") from None
             if out["err"]:
                 raise TestbedError(f"transfer agent on {host}: {out['err'][:3]}")
             outputs.append(out)
