@@ -371,7 +371,8 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         plots.bars(ax, ticks, {"blueprint": [[f["blueprint"]["pairs_mbps"][k]] for k in names],
                                "miswired": [[f["miswired"]["pairs_mbps"][k]] for k in names]},
                    "TCP throughput (Mbit/s)")
-        ax.scatter([i + 0.2 for i in range(len(names))], [f["model"][k]["bound_miswired_mbps"] for k in names],
+        ax.scatter([i + 0.2 for i in range(len(names))],
+                   [f["model"][k]["bound_miswired_mbps"] for k in names],
                    marker="_", s=400, color="black", zorder=4, label="miswired bound (max-flow)")
         ax.legend(fontsize="small")
         ax.tick_params(axis="x", labelsize=6)

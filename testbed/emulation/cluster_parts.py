@@ -199,7 +199,8 @@ class AttachedRemoteHost(RouteQueries):
         self.server, self.pid = server, pid
 
     def run_script(self, script: str) -> str:
-        return self.server.run(shlex.join(["nsenter", "-t", str(self.pid), "-n", "bash", "-c", "set -e\n" + script]))
+        return self.server.run(shlex.join(["nsenter", "-t", str(self.pid), "-n",
+                                           "bash", "-c", "set -e\n" + script]))
 
 
 def attached(state):

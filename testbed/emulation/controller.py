@@ -79,7 +79,8 @@ class ControllerProcess:
             text = files.read_text(self.sightings_file, "wiring sightings", files.RESULT_MAX)
         except ParamError:
             return []
-        return [files.parse_json(line, "a wiring sighting") for line in text.splitlines() if line.endswith("}")]
+        return [files.parse_json(line, "a wiring sighting") for line in text.splitlines()
+                if line.endswith("}")]
 
     def log(self) -> str:
         try:

@@ -92,7 +92,8 @@ def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(
     held = emu.status()["routes_per_switch"][tor]
     with Faults(emu) as faults:
         faults.switch_down(tor)
-        wait_for("the controller to see the ToR isolated", lambda: tor in emu.status().get("isolated", []), 10)
+        wait_for("the controller to see the ToR isolated", lambda: tor in emu.status().get("isolated", []),
+                 10)
         wait_for("the controller to settle", lambda: emu.status()["settled"], 10)
         assert emu.status()["routes_per_switch"][tor] == held
         during = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)

@@ -36,7 +36,8 @@ def install_sh_packages() -> set[str]:
 
 
 def readme_test_command() -> str:
-    m = re.search(r"^sudo (make \S+)\s+# install what is missing, run the unit", (ROOT / "README.md").read_text(), re.M)
+    m = re.search(r"^sudo (make \S+)\s+# install what is missing, run the unit",
+                  (ROOT / "README.md").read_text(), re.M)
     assert m, "README names no test command"
     return m.group(1)
 

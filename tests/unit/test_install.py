@@ -47,7 +47,8 @@ def test_servers_up_installs_its_packages_through_install_sh(monkeypatch):
 def test_a_failed_install_is_one_line_naming_the_command(monkeypatch):
     monkeypatch.setattr(servers, "_missing_tools", lambda: ["sshd"])
     monkeypatch.setattr(servers.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
-        argv, 1, "", "install: apt-get update failed\ninstall: error: apt-get install openssh-server failed\n"))
+        argv, 1, "",
+        "install: apt-get update failed\ninstall: error: apt-get install openssh-server failed\n"))
     with pytest.raises(ParamError) as err:
         servers._install_tools()
     msg = str(err.value)

@@ -232,7 +232,8 @@ def test_lab_1_grades_only_the_students_own_output_or_reading_questions():
     lab = labs.get(1)
     sheet = lab.sheet.read_text()
     for q in lab.questions:
-        assert q.reading or (q.run and q.run in sheet), f"{q.id}: neither a reading question nor run by the sheet"
+        assert q.reading or (q.run and q.run in sheet), \
+            f"{q.id}: neither a reading question nor run by the sheet"
         if q.reading:
             assert f"`{q.id}` *(reading)*" in sheet, q.id
 

@@ -53,7 +53,8 @@ class StepRunner:
             by_host[t.src.host].append(k)
         hosts = list(by_host)
         scripts = ["ip -j -batch - <<'EOF'\n" + "".join(
-            f"route get {plans[k][0].dst.ip} from {plans[k][0].src.ip} ipproto tcp sport {s} dport {plans[k][1]}\n"
+            f"route get {plans[k][0].dst.ip} from {plans[k][0].src.ip} ipproto tcp sport {s} dport "
+            f"{plans[k][1]}\n"
             for k in by_host[h] for s in plans[k][2]) + "EOF\n" for h in hosts]
         outputs = sh.nodes_cmd([(self.emu.net[h], s) for h, s in zip(hosts, scripts)])
         devs: dict[int, list] = {}

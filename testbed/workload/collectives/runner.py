@@ -83,7 +83,8 @@ class Send:
     message: int = 0                      # bytes per message when spreading over connections
     policy: str = "round-robin"           # or least-queued
     phase: int = 0
-    rate: float = 0                       # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
+    # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
+    rate: float = 0
 
 
 class SendResult(NamedTuple):
