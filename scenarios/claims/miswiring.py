@@ -323,8 +323,10 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         on_top = {2: "tier2_mbps", 3: "tier3_mbps"}.get(top)
         seen = not climbed or (mis[on_top] >= SEEN * port and bp[on_top] <= CLEAN * port)
         named = sorted(map(sorted, mis["wiring"]["named"])) == sorted(map(sorted, figures["expected_named"]))
-        first = mis["wiring"]["at_s"] <= mis["traffic_from_s"] and mis["wiring"]["at_s"] <= mis["ping"]["at_s"]
-        checks_ok = bp["wiring"]["passed"] and named and first and mis["ping"]["passed"] and bp["ping"]["passed"]
+        first = (mis["wiring"]["at_s"] <= mis["traffic_from_s"]
+                 and mis["wiring"]["at_s"] <= mis["ping"]["at_s"])
+        checks_ok = (bp["wiring"]["passed"] and named and first
+                     and mis["ping"]["passed"] and bp["ping"]["passed"])
         saturated = all(bp["pairs_mbps"][k] >= harness.SATURATED * v["line_mbps"] for k, v in m.items())
         ok = checks_ok and pairs_ok and seen
         worst = min(m, key=lambda k: kept[k])

@@ -340,7 +340,8 @@ def judge_entropy(figures: dict) -> Judgement:
     one, many = c["one"], c["many"]
     left = f"{c['excess_left']:.0%}" if c["excess_left"] is not None else "all"
     ok = (one["over_ideal"] >= SLOWER and one["busiest_util"] >= BUSIEST * one["least_util"]
-          and c["gain"] >= GAIN and c["excess_left"] is not None and c["excess_left"] <= CLOSER and many["spread"] <= CONVERGE * one["spread"])
+          and c["gain"] >= GAIN and c["excess_left"] is not None and c["excess_left"] <= CLOSER
+          and many["spread"] <= CONVERGE * one["spread"])
     return Judgement(
         verdict(ok), expectation,
         measured=f"{rows}; {c['most']} QPs against {c['fewest']}: {c['gain'] - 1:+.0%} (Meta: up to "

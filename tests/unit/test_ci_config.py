@@ -59,5 +59,6 @@ def test_the_workflow_runs_ci_run_and_nothing_else_that_installs():
 
 
 def test_the_step_reader_sees_blocks_and_lines():
-    text = "steps:\n  - run: echo one\n  - name: x\n    run: |\n      apt-get install -y foo\n      make test\n  - uses: y\n"
+    text = ("steps:\n  - run: echo one\n  - name: x\n    run: |\n      apt-get install -y foo\n"
+            "      make test\n  - uses: y\n")
     assert run_steps(text) == ["echo one", "apt-get install -y foo\nmake test"]

@@ -52,7 +52,8 @@ def test_a_failed_install_is_one_line_naming_the_command(monkeypatch):
     with pytest.raises(ParamError) as err:
         servers._install_tools()
     msg = str(err.value)
-    assert "\n" not in msg and "install.sh --servers" in msg and "apt-get install openssh-server failed" in msg
+    assert "\n" not in msg and "install.sh --servers" in msg
+    assert "apt-get install openssh-server failed" in msg
 
 
 def test_install_sh_starts_no_service_while_installing_the_servers_packages():

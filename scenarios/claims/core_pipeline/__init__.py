@@ -2,17 +2,17 @@
 crosses pods, and becomes the bottleneck when data parallelism does; the core's per-port rules
 fall back to hashing only while their port is down.
 
-The job (scenarios/claims/core_pipeline/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a host per TP group
-(TP on the intra-host relay, HPN's NVLink), the hosts of a stage its DP group. Placed as HPN
-places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the pods
-(`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
-one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so
-both cores meet the same emulator (two bring-ups differed by up to 11% on steps that never
-cross the core, once in CI). The steps run on HPN with one aggregation switch per plane and
-one core switch, so a NIC's two ports (planes) are the only paths out of a pod and no hash
-decides how much of the core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
-the core. The fault runs on a second bring-up with two core switches: with one, the far pod's
-plane behind the failed port has no way back (its ACKs are lost), which is not the claim.
+The job (scenarios/claims/core_pipeline/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a
+host per TP group (TP on the intra-host relay, HPN's NVLink), the hosts of a stage its DP group.
+Placed as HPN places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the
+pods (`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
+one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so both
+cores meet the same emulator (two bring-ups differed by up to 11% on steps that never cross the
+core, once in CI). The steps run on HPN with one aggregation switch per plane and one core switch,
+so a NIC's two ports (planes) are the only paths out of a pod and no hash decides how much of the
+core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward the
+core. The fault runs on a second bring-up with two core switches: with one, the far pod's plane
+behind the failed port has no way back (its ACKs are lost), which is not the claim.
 
 Scaled down: rates x 0.025 Mbit/s per Gbit/s (a NIC 10 Mbit/s over its two ports, a core link
 1.33 Mbit/s at 15:1): the userspace switches forward at most ~80 Mbit/s (at x 0.05 the CPU was

@@ -1,4 +1,5 @@
-"""The words and the picture of the rail-only scenario (scenarios/claims/rail_only/__init__.py), from its figures."""
+"""The words and the picture of the rail-only scenario (scenarios/claims/rail_only/__init__.py),
+from its figures."""
 from __future__ import annotations
 
 from scenarios.kit import plots
