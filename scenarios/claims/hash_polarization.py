@@ -34,8 +34,10 @@ class PolarizationKnobs(Knobs):
     bytes_per_flow: int = 400_000
     connections: int = 4          # per host pair
     QUICK: ClassVar[dict] = {"bytes_per_flow": 150_000}
-    BOUNDS: ClassVar[dict] = {"bytes_per_flow": (10_000, 100_000_000, "bytes"), "connections": (1, 16, "per host pair")}
-    HELP: ClassVar[dict] = {"bytes_per_flow": "bytes each connection sends", "connections": "connections per host pair"}
+    BOUNDS: ClassVar[dict] = {"bytes_per_flow": (10_000, 100_000_000, "bytes"),
+                              "connections": (1, 16, "per host pair")}
+    HELP: ClassVar[dict] = {"bytes_per_flow": "bytes each connection sends",
+                            "connections": "connections per host pair"}
 
 
 def tier_uplinks(emu, coll) -> list[tuple]:
@@ -147,7 +149,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         load.set_title("pod-0 aggregation-to-core uplinks: mean load", fontsize=9)
         load.set_xlabel("uplink (aggregation switch port)")
         plots.bars(done, ["completion"], {
-            f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)": [[figs[mode]["completion_s"]]]
+            f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)":
+                [[figs[mode]["completion_s"]]]
             for mode in MODES}, "s")
         done.set_title("the same send/recv, pod 0 to pod 1", fontsize=9)
         plots.save(fig, path)

@@ -239,11 +239,13 @@ def read_fault(r: Reader, fab) -> Fault:
         switch = r.get("switch", str, required=True)
         if switch not in fab.switches:
             r.fail("switch", f"no switch {switch!r} in this {fab.family} fabric")
-        return Fault(kind, at, r.where, switch, seconds=r.get("for", float, required=True, bounds=(0.1, 3600.0)))
+        return Fault(kind, at, r.where, switch,
+                     seconds=r.get("for", float, required=True, bounds=(0.1, 3600.0)))
     port = r.get("port", str, required=True)
     link_of(fab, port, r, "port")
     if kind == "flap":
-        count, period = r.get("count", int, 3, bounds=(1, 1000)), r.get("period", float, 1.0, bounds=(0.1, 60.0))
+        count, period = r.get("count", int, 3, bounds=(1, 1000)), r.get("period", float, 1.0,
+                                                                        bounds=(0.1, 60.0))
         down = r.get("down", float, 0.5, bounds=(0.01, 60.0))
         if down >= period:
             r.fail("down", f"{down}: must be shorter than period={period}")
@@ -260,7 +262,8 @@ def link_of(fab, intf: str, r: Reader | None = None, key: str = "port"):
             return link
     if r is None:
         raise ParamError(f"no port {intf!r} in this {fab.family} fabric")
-    r.fail(key, f"no port {intf!r} in this {fab.family} fabric (a host port such as HOST-n0p0, or SWITCH-ethN)")
+    r.fail(key,
+           f"no port {intf!r} in this {fab.family} fabric (a host port such as HOST-n0p0, or SWITCH-ethN)")
 
 
 def switch_port(fab, intf: str, r: Reader, key: str) -> str:
@@ -273,7 +276,8 @@ def switch_port(fab, intf: str, r: Reader, key: str) -> str:
 
 def watched(fab, item: str, r: Reader | None = None, key: str = "throughput") -> Watched:
     if item in fab.hosts:
-        return Watched(item, "host", tuple(l.b_intf for l in fab.host_links() if l.a == item), ("sent", "received"))
+        return Watched(item, "host", tuple(l.b_intf for l in fab.host_links() if l.a == item),
+                       ("sent", "received"))
     nic = next((n for n in fab.nics() if item == n.name), None)
     if nic is not None:
         return Watched(item, "nic", tuple(l.b_intf for l in fab.host_links() if l.a_intf in nic.ports),
@@ -300,6 +304,7 @@ def check_timing(spec: Spec, top: Reader) -> None:
             r.fail("at", f"{f.at:g} is inside the warm-up (the traffic starts at {spec.first_start:g} s, "
                          f"then {spec.warm:g} s of [measure] warm)")
         if f.end > length:
-            r.fail("at", f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
+            r.fail("at",
+                   f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
                    if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
                                  f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

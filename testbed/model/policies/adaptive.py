@@ -16,8 +16,9 @@ manage. It also only sees flows whose SYN it saw.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from typing import NamedTuple
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import Hop, LoopError, walk
