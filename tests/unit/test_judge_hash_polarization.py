@@ -10,7 +10,7 @@ import pytest
 
 import scenarios
 from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
-from scenarios.hash_polarization import as_predicted, band, predicted_completion, traced_idle
+from scenarios.hash_polarization import as_predicted, band, crowd, predicted_completion, traced_idle
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "hash_polarization.json").read_text())
 
@@ -81,3 +81,18 @@ def test_the_band_is_symmetric_in_ratio():
     assert as_predicted(high, 1.5) and as_predicted(low, 1.5)
     assert not as_predicted(high * 1.01, 1.5) and not as_predicted(low * 0.99, 1.5)
     assert not as_predicted(1.0, 0.0)
+
+
+def test_crowded_ports_make_the_prediction_a_floor():
+    # twelve flows on one port (edges=3): TCP times out beyond the fluid model; a slowdown well
+    # above the prediction still reproduces, one below its lower edge does not
+    f = figures("default")
+    extra = [path[:] for path in f["polarized"]["flow_paths"] if path[2] == "p0a0-eth3"][:3]
+    f["polarized"]["flow_paths"] += extra
+    f["polarized"]["flow_bytes"] += [150_000] * len(extra)
+    assert crowd(f["polarized"]) == 12
+    predicted = judged(f).derived["predicted_slowdown"]
+    f["polarized"]["completion_s"] = round(1.5 * predicted * f["seeded"]["completion_s"], 3)
+    assert judged(f).verdict == REPRODUCED
+    f["polarized"]["completion_s"] = round(0.8 * predicted * f["seeded"]["completion_s"], 3)
+    assert judged(f).verdict == NOT_REPRODUCED
