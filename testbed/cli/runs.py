@@ -10,7 +10,7 @@ MAX_REPEAT = 100
 
 
 def add_parser(sub) -> None:
-    from testbed.model.presets import PRESETS
+    from testbed.model.families import preset_names
     ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
     ls.add_argument("--params", action="store_true", help="each scenario's parameters and defaults")
     ls.add_argument("--json", action="store_true")
@@ -23,8 +23,9 @@ def add_parser(sub) -> None:
                    help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
-    r.add_argument("--preset", choices=sorted({n for shapes in PRESETS.values() for n in shapes}),
-                   help="a named fabric shape (testbed/model/presets.py); --set overrides it")
+    r.add_argument("--preset", choices=preset_names(),
+                   help="a named fabric shape (the family's presets, testbed/model/families); --set "
+                        "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
@@ -62,7 +63,7 @@ def params_of(scenario) -> dict:
     the scenario's own base settings)."""
     import dataclasses
 
-    from scenarios.knobs import fabric_keys
+    from scenarios.kit.knobs import fabric_keys
     keys = fabric_keys(scenario.families) - set(scenario.fixed)
     scenario.configure({}, False)
     fabric = {}
@@ -90,7 +91,7 @@ def print_params(con, scenario) -> None:
 def chosen_runs(args) -> list:
     """Every NAME as a configured scenario or experiment, checked before anything runs."""
     import scenarios
-    from scenarios import experiments
+    from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
     settings = parse_settings(args.set)
@@ -170,7 +171,7 @@ def machine_preflight():
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
     would before building anything; one line per file (ParamError, exit 2, on the first bad one)."""
-    from scenarios import experiments
+    from testbed import experiments
     from testbed.model.params import parse_settings
     if not args.names:
         raise ParamError("--check: name the experiment files to validate (FILE.toml)")
@@ -224,7 +225,7 @@ def print_result(con, result) -> None:
 
 
 def run_repeats(runs, args, out, con) -> int:
-    from scenarios.repeat import repeat
+    from scenarios.kit.repeat import repeat
     summaries = []
     for scenario in runs:
         if not args.json:

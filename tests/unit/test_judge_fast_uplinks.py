@@ -5,8 +5,8 @@ import copy
 import pytest
 
 import scenarios
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
-from scenarios.fast_uplinks import predicted_slowdowns, removed
+from scenarios.claims.fast_uplinks import predicted_slowdowns, removed
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 
 PACE = 4.5          # Mbit/s: 0.9 of a 5 Mbit/s NIC

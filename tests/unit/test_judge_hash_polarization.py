@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
-from scenarios.hash_polarization import as_predicted, band, crowd, predicted_completion, traced_idle
+from scenarios.claims.hash_polarization import as_predicted, band, crowd, predicted_completion, traced_idle
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "hash_polarization.json").read_text())
 
