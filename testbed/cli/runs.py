@@ -170,7 +170,8 @@ def machine_preflight():
 
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
-    would before building anything; one line per file (ParamError, exit 2, on the first bad one)."""
+    would before building anything; one line per file, or under --json one envelope listing them
+    (ParamError, exit 2, on the first bad one)."""
     from testbed import experiments
     from testbed.model.params import parse_settings
     if not args.names:
@@ -179,11 +180,15 @@ def check_files(args) -> int:
     if scenarios:
         raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
     settings = parse_settings(args.set)
-    checked = [experiments.load(name).configure(settings, args.quick, args.preset) for name in args.names]
-    for run in checked:
-        spec = run.spec
-        print(f"{spec.path}: valid ({spec.family}, {len(spec.traffic)} traffic, {len(spec.faults)} fault, "
-              f"{len(spec.expects)} expect)")
+    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec for name in args.names]
+    found = [{"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
+              "faults": len(spec.faults), "expects": len(spec.expects)} for spec in checked]
+    if args.json:
+        print_json(found)
+        return 0
+    for f in found:
+        print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
+              f"{f['expects']} expect)")
     return 0
 
 
