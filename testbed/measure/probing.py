@@ -16,7 +16,6 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Self
 
 from testbed.core.errors import TestbedError
 from testbed.model.fabric import Nic
@@ -50,7 +49,7 @@ class ProbeRun:
         self.t0 = 0.0
         self.result: dict = {}
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> ProbeRun:
         hosts = {p.src.host for p in self.probes} | {p.dst.host for p in self.probes}
         pids = {h: self.emu.net[h].pid for h in hosts}
         self.proc = subprocess.Popen([sys.executable, "-I", "-m", MARKER, str(self.seconds), str(self.interval)],
