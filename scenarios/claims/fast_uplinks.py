@@ -33,7 +33,7 @@ from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import pin_ports, setup_of, valid
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.fluid import completion
