@@ -9,7 +9,7 @@ Rule keys: ("route", switch, ip) -> Route, ("core", switch, in_port, ip) -> Core
 """
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from controller import ovs_groups
 from testbed.model.contract import (

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from testbed.model.contract import TABLE_FORWARD
+
 STATS = {"cookie", "duration", "table", "n_packets", "n_bytes", "idle_age", "hard_age",
          "importance", "priority", "send_flow_rem", "reset_counts"}
 GROUP_TYPES = {"ff": "fast-failover", "select": "select", "all": "all", "indirect": "indirect"}

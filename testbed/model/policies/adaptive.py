@@ -9,7 +9,7 @@ hears (as plain numbers) and pushes the per-flow rules it wants.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from testbed.model.fabric import Fabric
 from testbed.model.policies.adaptive_moves import (

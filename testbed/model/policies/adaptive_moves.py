@@ -19,7 +19,7 @@ manage. It also only sees flows whose SYN it saw.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import Hop, LoopError, walk

@@ -21,8 +21,9 @@ __init__.py or with register() from a user's file) declares:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, ClassVar, Iterable, NamedTuple
+from typing import ClassVar, NamedTuple
 
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
@@ -78,7 +79,10 @@ class NicPairs:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2 or \
                     not all(isinstance(x, str) for x in pair):
                 raise ParamError(f"routing {self.name} entry {str(pair)[:60]}: expected [src, dst] NIC names")
-            src, dst = fabric.nic(pair[0]), fabric.nic(pair[1])   # ParamError if unknown
+            try:
+                src, dst = fabric.nic(pair[0]), fabric.nic(pair[1])
+            except ParamError as e:
+                raise ParamError(f"routing {self.name}: {e}") from None
             if src == dst:
                 raise ParamError(f"routing {self.name} entry {pair[0]},{pair[1]}: a flow from a NIC to itself")
             pairs.append([src.ip, dst.ip])

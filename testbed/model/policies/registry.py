@@ -117,7 +117,7 @@ def load_file(path: str | Path) -> list[str]:
         spec.loader.exec_module(loaded)
     except ParamError:
         raise
-    except Exception as e:   # a user's file: any failure is one line, not a traceback
+    except Exception as e:  # noqa: BLE001 (a user's file: any failure is one line, not a traceback)
         raise ParamError(f"{path}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
     added = [n for n, (p, _) in _POLICIES.items() if before.get(n) is not p]
     if not added:

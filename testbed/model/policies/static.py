@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import MAX_HOPS, Hop
