@@ -4,23 +4,26 @@ A scenario module defines one Scenario subclass and is listed in MODULES, the on
 scenario is registered: `hpn-testbed list` shows them in that order, `hpn-testbed run NAME` runs
 one, `hpn-testbed run` runs the tour: the scenarios whose class says `tour=True`, in the same
 order, in quick mode.
+
+Two rooms: claims/ holds the claims, one module each (a package when a claim has parts of its
+own: core_pipeline, segment_placement, rail_only); kit/ the framework they are written with.
 """
 from __future__ import annotations
 
 import importlib
 
-from scenarios.base import Scenario
+from scenarios.kit.base import Scenario
 from testbed.core.errors import ParamError
 
 MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft", "node_limited_moe",
                       "disjoint_paths", "routing_policies", "dual_tor_link_failure", "link_flap",
                       "one_way_fault", "tor_failure", "segment_tor_failure", "miswiring", "segment_placement",
-                      "core_pipeline", "rail_only"]     # module names under scenarios/
+                      "core_pipeline", "rail_only"]     # module names under scenarios/claims/
 
 
 def scenario_class(module: str) -> type[Scenario]:
-    """The Scenario subclass scenarios/MODULE.py defines (not one it imports)."""
-    namespace = importlib.import_module(f"scenarios.{module}")
+    """The Scenario subclass scenarios/claims/MODULE (a module, or a package for a claim with parts) defines (not one it imports)."""
+    namespace = importlib.import_module(f"scenarios.claims.{module}")
     (cls,) = [c for c in vars(namespace).values() if isinstance(c, type) and issubclass(c, Scenario)
               and c.__module__ == namespace.__name__]
     return cls

@@ -62,7 +62,7 @@ def params_of(scenario) -> dict:
     the scenario's own base settings)."""
     import dataclasses
 
-    from scenarios.knobs import fabric_keys
+    from scenarios.kit.knobs import fabric_keys
     keys = fabric_keys(scenario.families) - set(scenario.fixed)
     scenario.configure({}, False)
     fabric = {}
@@ -90,7 +90,7 @@ def print_params(con, scenario) -> None:
 def chosen_runs(args) -> list:
     """Every NAME as a configured scenario or experiment, checked before anything runs."""
     import scenarios
-    from scenarios import experiments
+    from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
     settings = parse_settings(args.set)
@@ -170,7 +170,7 @@ def machine_preflight():
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
     would before building anything; one line per file (ParamError, exit 2, on the first bad one)."""
-    from scenarios import experiments
+    from testbed import experiments
     from testbed.model.params import parse_settings
     if not args.names:
         raise ParamError("--check: name the experiment files to validate (FILE.toml)")
@@ -224,7 +224,7 @@ def print_result(con, result) -> None:
 
 
 def run_repeats(runs, args, out, con) -> int:
-    from scenarios.repeat import repeat
+    from scenarios.kit.repeat import repeat
     summaries = []
     for scenario in runs:
         if not args.json:

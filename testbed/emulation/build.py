@@ -296,7 +296,7 @@ class Emulation(Lifecycle):
 
     def send_frames(self, lines: list[str]) -> None:
         """Send `PID PORT HEXFRAME` lines' frames from hosts' ports, all from one process."""
-        sh.run([sys.executable, "-m", "testbed.emulation.frames"], input="\n".join(lines) + "\n",
+        sh.run([sys.executable, "-m", "testbed.inhost.frames"], input="\n".join(lines) + "\n",
                timeout=120)
 
     def unlearned_ports(self, status: ControllerStatus) -> set[str]:

@@ -168,7 +168,7 @@ class ClusterEmulation(Emulation):
         for line in lines:
             per_server.setdefault(self.placement.server_of(owner[line.split()[1]]), []).append(line)
         for name, chunk in per_server.items():
-            self.servers[name].run(cluster_parts.python_module("testbed.emulation.frames"),
+            self.servers[name].run(cluster_parts.python_module("testbed.inhost.frames"),
                                    input="\n".join(chunk) + "\n", timeout=120)
 
     def ofctl(self, command: str, switch: str, *args: str) -> str:

@@ -1,5 +1,5 @@
 """Meters of a fabric across servers: each server samples its own switch ports
-(testbed/emulation/portstream.py over the shared ssh connection) and this machine merges the
+(testbed/inhost/portstream.py over the shared ssh connection) and this machine merges the
 streams into the series a local Sampler would give."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ class RemoteSampler(Sampler):
         self._procs, self._threads = [], []
         options = f"--interval {self.interval} --counter {self.counter}" + (" --queues" if self.queues else "")
         for server, intfs in self.placement.items():
-            command = f"{python_module('testbed.emulation.portstream')} {options}"
+            command = f"{python_module('testbed.inhost.portstream')} {options}"
             proc = subprocess.Popen(server.ssh("bash", "-c", shlex.quote(command)),
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)

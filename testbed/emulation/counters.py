@@ -1,5 +1,6 @@
 """Interface statistics counters (tx_bytes, tx_packets, rx_bytes, ...) from sysfs, queue
-backlog (bytes in the link's bfifo) from netlink via pyroute2, and the Sampler that reads both.
+backlog (bytes in the link's bfifo) from netlink via pyroute2, and the Sampler that reads both
+in a thread (the reading itself is testbed/inhost/ports.py, which a server runs too).
 
 Switch ports are veth ends in the root namespace, so this reads the emulation's switch side on
 this machine; `emu.sampler` and `emu.counters` read them wherever they live (cluster_meters.py).
@@ -9,20 +10,8 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-SYSFS = Path("/sys/class/net")
-
-
-def read(intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
-    """intf -> its counters `names`, in that order, for each root-namespace interface."""
-    return {i: tuple(int((SYSFS / i / "statistics" / n).read_text()) for n in names)
-            for i in intfs}
-
-
-def counter(intf: str, name: str) -> int:
-    """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
-    return read([intf], (name,))[intf][0]
+from testbed.inhost.ports import Ports, counter, read  # noqa: F401  (counter, read: re-exported)
 
 
 def rates(samples) -> list[tuple[float, float]]:
@@ -39,19 +28,8 @@ def summed_rates(series: list[list[tuple[float, float]]]) -> list[tuple[float, f
     return [(series[0][k][0], sum(s[k][1] for s in series)) for k in range(n)]
 
 
-def backlog(ipr, index: int) -> int:
-    """Bytes queued in the bfifo under an interface's HTB class (0 if none)."""
-    total = 0
-    for q in ipr.get_qdiscs(index=index):
-        if q.get_attr("TCA_KIND") == "bfifo":
-            stats = q.get_attr("TCA_STATS2")
-            queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
-            total += queue["backlog"] if queue else 0
-    return total
-
-
 @dataclass
-class Sampler:
+class Sampler(Ports):
     """Samples port bytes and queue backlog of root-namespace interfaces in a thread.
 
         with emu.sampler(["p0s0r0t0-eth1", ...], interval=0.05) as s: ...
@@ -67,19 +45,6 @@ class Sampler:
     series: dict[str, list[tuple[float, int, int]]] = field(default_factory=dict)
     counter: str = "tx_bytes"
     queues: bool = True            # also read each qdisc's backlog (a netlink dump per interface)
-
-    def open(self) -> None:
-        from pyroute2 import IPRoute
-        self._ipr = IPRoute()
-        self._index = {i: self._ipr.link_lookup(ifname=i)[0] for i in self.intfs}
-
-    def read(self) -> dict[str, tuple[int, int]]:
-        """One sample: each interface's (counter, backlog bytes)."""
-        return {intf: (counter(intf, self.counter), backlog(self._ipr, index) if self.queues else 0)
-                for intf, index in self._index.items()}
-
-    def close(self) -> None:
-        self._ipr.close()
 
     def __enter__(self) -> "Sampler":
         self.open()

@@ -4,7 +4,7 @@
         ...
         det.events("p0s0h0")
 
-Each host with a dual-ported NIC runs testbed.emulation.detector, which probes the gateway
+Each host with a dual-ported NIC runs testbed.inhost.detector, which probes the gateway
 over every NIC port and takes a silent port out of the NIC's bond. Leaving the block ends
 them; each restores every port it took out when it stops.
 """
@@ -18,7 +18,7 @@ from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
 from testbed.emulation import hostnet
 
-MARKER = "testbed.emulation.detector"
+MARKER = "testbed.inhost.detector"
 
 
 class Detectors(Lifecycle):

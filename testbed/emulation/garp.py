@@ -1,5 +1,5 @@
 """Gratuitous ARP: how a NIC announces itself on each of its ports, so that the ToR at the other
-end tells the controller where it lives (sent by testbed.emulation.frames)."""
+end tells the controller where it lives (sent by testbed.inhost.frames)."""
 from __future__ import annotations
 
 import socket

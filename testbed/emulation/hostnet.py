@@ -73,7 +73,7 @@ def host_script(host: Host, backend: str, datapath: str) -> str:
 
 
 def garp_lines(host: Host, pid: int, ports=None) -> list[str]:
-    """`PID PORT FRAME` lines (testbed.emulation.frames) announcing every port of every NIC
+    """`PID PORT FRAME` lines (testbed.inhost.frames) announcing every port of every NIC
     (or only `ports`) with a gratuitous ARP."""
     from testbed.emulation.garp import garp_frame
     return [f"{pid} {port} {garp_frame(nic.ip, nic.mac).hex()}" for nic in host.nics
@@ -81,7 +81,7 @@ def garp_lines(host: Host, pid: int, ports=None) -> list[str]:
 
 
 def detector_specs(host: Host, backend: str) -> list[dict]:
-    """What testbed.emulation.detector needs for each dual-ported NIC of `host` (single ports have no spare)."""
+    """What testbed.inhost.detector needs for each dual-ported NIC of `host` (single ports have no spare)."""
     return [{"ip": nic.ip, "mac": nic.mac, "table": table(nic), "main": nic is host.nics[0],
              "bond": bond_name(nic) if backend == "bonding" else None, "ports": list(nic.ports)}
             for nic in host.nics if len(nic.ports) > 1]

@@ -2,7 +2,7 @@
 
 At segment scale (1,088 NICs) a TCP connection per port is thousands of connections and
 processes on two cores; here every NIC sends one UDP flow per port at a fixed rate from one
-process (testbed/workload/blaster.py). Each flow's source port is chosen so that the host's
+process (testbed/inhost/blaster.py). Each flow's source port is chosen so that the host's
 kernel puts it on a port of its own: a NIC offers each of its ports a little more than the
 port's rate, so the ports run full and a lost port costs its share of the capacity, while the
 flows on it move to the NIC's other port as any flow would.
@@ -19,7 +19,7 @@ from testbed.emulation.build import Emulation
 from testbed.emulation.hosts import hosts_flow_devs
 from testbed.model.fabric import Nic
 
-MARKER = "testbed.workload.blaster"
+MARKER = "testbed.inhost.blaster"
 DPORT = 7000
 SPORTS = range(20000, 20064)      # source ports tried per NIC until each port has a flow
 SIZE = 1400                       # bytes per datagram: well under the 1,500-byte MTU

@@ -23,7 +23,7 @@ def traced_ports(emu, src: Nic, dst: Nic, sport: int, dport: int) -> tuple[Port,
     return tuple((h.switch, h.out_port) for h in hops)
 
 
-path_links = traced_ports   # the old name: scenarios/disjoint_paths.py still calls it
+path_links = traced_ports   # the old name: scenarios/claims/disjoint_paths.py still calls it
 
 
 def disjoint_sports(emu, src: Nic, dst: Nic, dport: int, want: int, start: int = 46000,

@@ -24,7 +24,7 @@ def trip_past_checks(monkeypatch) -> None:
     scenario or starting any process raises Tripped (which no handler of the CLI catches), and
     the CLI leaves pytest's signal handlers alone."""
     import scenarios
-    from scenarios.base import Scenario
+    from scenarios.kit.base import Scenario
     from testbed.core import interrupts
     from testbed.emulation import build, runstate
     scenarios.all_scenarios()            # import them before processes are forbidden

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from testbed.workload import agent
-from testbed.workload.agent import Agent
+from testbed.inhost import agent
+from testbed.inhost.agent import Agent
 
 LO = "127.0.0.1"
 
@@ -112,14 +112,14 @@ def test_the_agent_process_speaks_ready_go_and_one_json_line(tmp_path):
 
 
 def test_the_agent_imports_only_the_standard_library(tmp_path):
-    # what `python -I -m testbed.workload.agent` loads beyond a bare interpreter
+    # what `python -I -m testbed.inhost.agent` loads beyond a bare interpreter
     script = ("import sys; base = set(sys.modules); import runpy; "
               f"runpy.run_module({agent.MARKER!r}); "
               "print(sorted(m for m in set(sys.modules) - base "
               "if m.split('.')[0] not in sys.stdlib_module_names))")
     out = subprocess.run([sys.executable, "-I", "-c", script], cwd=tmp_path, text=True,
                          capture_output=True, timeout=30, check=True).stdout
-    assert out.strip() == str(["testbed", "testbed.workload"])
+    assert out.strip() == str(["testbed", "testbed.inhost"])
 
 
 def test_the_marker_is_the_module_name():

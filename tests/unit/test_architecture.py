@@ -1,7 +1,8 @@
 """The architecture, enforced: each layer imports only the layers below it; modules and
 functions stay small enough to read.
 
-    core < model < emulation < workload < measure < (cli, scenarios)
+    inhost < core < model < emulation < workload < measure < (cli, experiments, scenarios)
+    inhost: the programs that run in hosts, standard library only (tests/unit/test_inhost.py)
     controller: core and model only (the emulation runs it as a process, never imports it)
 
 Read from the import statements of every module (the AST, nothing is imported), so a lazy
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-ORDER = ["testbed.core", "testbed.model", "testbed.emulation", "testbed.workload",
+ORDER = ["testbed.inhost", "testbed.core", "testbed.model", "testbed.emulation", "testbed.workload",
          "testbed.measure", "top"]
 ALLOWED = {layer: set(ORDER[:i + 1]) for i, layer in enumerate(ORDER)}
 ALLOWED["controller"] = {"testbed.core", "testbed.model", "controller"}
@@ -29,7 +30,7 @@ def layer_of(module: str) -> str | None:
     if module.split(".")[0] == "controller":
         return "controller"
     if module.split(".")[0] in ("testbed", "scenarios"):
-        return "top"     # testbed.cli, testbed.__main__, scenarios.*
+        return "top"     # testbed.cli, testbed.experiments, testbed.__main__, scenarios.*
     return None
 
 
@@ -69,7 +70,9 @@ def test_layer_of_names_every_package():
     assert layer_of("testbed.model.routing") == "testbed.model"
     assert layer_of("testbed.emulation.build") == "testbed.emulation"
     assert layer_of("testbed.cli") == "top"
-    assert layer_of("scenarios.base") == "top"
+    assert layer_of("testbed.experiments.runner") == "top"
+    assert layer_of("testbed.inhost.agent") == "testbed.inhost"
+    assert layer_of("scenarios.kit.base") == "top"
     assert layer_of("controller.app") == "controller"
     assert layer_of("mininet.net") is None
 

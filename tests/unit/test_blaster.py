@@ -8,7 +8,7 @@ import pytest
 
 
 def blast(lines, seconds=1.0, size=1000):
-    proc = subprocess.run([sys.executable, "-I", "-m", "testbed.workload.blaster", str(seconds), str(size)],
+    proc = subprocess.run([sys.executable, "-I", "-m", "testbed.inhost.blaster", str(seconds), str(size)],
                           input="\n".join(lines + ["go"]) + "\n", capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stderr
     ready, result = proc.stdout.splitlines()

@@ -1,7 +1,7 @@
 """The detector's judgement of ports, on a clock the test drives (no sockets, no root)."""
 import io
 
-from testbed.emulation.detector import Detector
+from testbed.inhost.detector import Detector
 
 NIC = {"ip": "10.0.0.1", "mac": "02:00:0a:00:00:01", "table": 100, "main": True, "bond": None,
        "ports": ["h-n0p0", "h-n0p1"]}

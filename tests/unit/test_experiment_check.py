@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.experiments.spec import parse
 from testbed.cli import main
+from testbed.experiments.spec import parse
 
 jsonschema = pytest.importorskip("jsonschema")
 

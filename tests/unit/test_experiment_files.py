@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from scenarios.experiments import check, phases
-from scenarios.experiments.spec import Fault
 from testbed.core.errors import ParamError
+from testbed.experiments import check, phases
+from testbed.experiments.spec import Fault
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = """\
@@ -167,7 +167,7 @@ def test_start_stop_and_udp(tmp_path):
 
 
 def test_expect_clauses_are_read_and_judged(tmp_path):
-    from scenarios.experiments import expect
+    from testbed.experiments import expect
     clauses = ('\n[[expect]]\nmeasure = "loss"\nmin = 0.1\nmax = 0.25\n'
                '\n[[expect]]\nmeasure = "rtt"\nfrom = "p0s0h0-n1"\nto = "p0s0h1-n1"\nmax = 5\n'
                '\n[[expect]]\nmeasure = "failover_gap"\nfrom = "p0s0h0-n0"\nto = "p0s0h1-n0"\nmax = 500\n')
@@ -185,7 +185,7 @@ def test_expect_clauses_are_read_and_judged(tmp_path):
 
 
 def test_the_verdict_follows_the_clauses(tmp_path):
-    from scenarios.experiments.runner import Experiment
+    from testbed.experiments.runner import Experiment
     spec = check.load(write(tmp_path, EXAMPLE + '\n[[expect]]\nmeasure = "loss"\nmin = 0.1\n'))
     base = {"throughput": {}, "queues": {}, "traffic_s": 10, "cpu_busy": 0.2}
     held = {**base, "expect": [{"expect": "x", "value": 0.2, "held": True}]}
@@ -197,7 +197,7 @@ def test_the_verdict_follows_the_clauses(tmp_path):
 
 
 def test_rtt_samples_from_ping():
-    from scenarios.experiments.probes import rtt_samples
+    from testbed.experiments.probes import rtt_samples
     out = ("PING 10.0.1.2 (10.0.1.2) from 10.0.0.1 : 56(84) bytes of data.\n"
            "[1000.500000] 64 bytes from 10.0.1.2: icmp_seq=1 ttl=62 time=0.412 ms\n"
            "[1000.600000] 64 bytes from 10.0.1.2: icmp_seq=2 ttl=62 time=12.5 ms\n")
@@ -205,7 +205,7 @@ def test_rtt_samples_from_ping():
 
 
 def test_busbw_is_a_collectives(tmp_path):
-    from scenarios.experiments import expect
+    from testbed.experiments import expect
     text = (ROOT / "experiments" / "tor-down-allreduce.toml").read_text()
     spec = check.load(write(tmp_path, text + '\n[[expect]]\nmeasure = "busbw"\ntraffic = 1\nmin = 1\n'))
     figures = {"traffic": [{"where": "[[traffic]] 1", "busbw_mbit": 3.5}]}

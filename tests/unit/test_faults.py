@@ -5,7 +5,8 @@ start fast) are read and built here with scapy, an independent implementation of
 """
 from scapy.layers.l2 import ARP, Ether
 
-from testbed.emulation import detector, garp, hostnet
+from testbed.emulation import garp, hostnet
+from testbed.inhost import detector
 from testbed.measure import meters
 from testbed.model import make_fabric
 

@@ -4,10 +4,10 @@ import copy
 
 import pytest
 
-from scenarios import pipeline_job as job
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
-from scenarios.core_pipeline import CorePipeline, judge_fault
-from scenarios.pipeline_steps import pick
+from scenarios.claims.core_pipeline import CorePipeline, judge_fault
+from scenarios.claims.core_pipeline import pipeline_job as job
+from scenarios.claims.core_pipeline.pipeline_steps import pick
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
 
@@ -155,7 +155,7 @@ def test_figures_are_not_changed_by_judging():
 
 def test_a_trace_started_just_before_the_repair_does_not_count_as_during_the_fault():
     # CI: a trace stamped 0.01 s before the repair read the switches after it (port j again)
-    from scenarios.core_pipeline import judge_fault
+    from scenarios.claims.core_pipeline import judge_fault
     ports = {"3": {"before": 0.0, "during": 0.52, "after": 0.0}, "4": {"before": 0.61, "during": 0.0, "after": 0.56}}
     trace = [[t / 4, 4] for t in range(10)] + [[2.85, 3], [3.6, 3], [4.34, 3], [4.59, 4], [5.9, 4], [6.9, 4]]
     fault = {"core": "c0", "in_port": 2, "port_j": 4, "paired_port": 4, "ports": ports, "stream_mbps": 0.533,

@@ -4,9 +4,9 @@ import copy
 
 import pytest
 
-from scenarios import miswiring as M
 from scenarios import scenario_class
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from scenarios.claims import miswiring as M
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 
 PAIRS = ["p0s0h0-n0 -> p0s0h1-n0", "p0s0h0-n1 -> p0s0h1-n1", "p0s0h1-n0 -> p0s0h0-n0", "p0s0h1-n1 -> p0s0h0-n1"]

@@ -5,8 +5,8 @@ import copy
 import pytest
 
 import scenarios
-from scenarios import rail_only as R
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from scenarios.claims import rail_only as R
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
 

@@ -5,8 +5,8 @@ import copy
 import pytest
 
 import scenarios
-from scenarios import segment_placement as sp
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from scenarios.claims import segment_placement as sp
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.workload import collectives as C
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios import harness
-from scenarios.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
+from scenarios.kit import fault_harness as harness
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
 
 from .conftest import put
 

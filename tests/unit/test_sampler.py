@@ -2,7 +2,7 @@
 does not count the read's length (seconds, at thousands of ports on a busy CPU) as traffic."""
 import pytest
 
-from scenarios.segment_tor_failure import _summed
+from scenarios.claims.segment_tor_failure import _summed
 from testbed.emulation.counters import Sampler
 
 

@@ -6,8 +6,8 @@ import dataclasses
 import pytest
 
 import scenarios
-from scenarios import knobs, repeat
-from scenarios.base import REPRODUCED, Result
+from scenarios.kit import knobs, repeat
+from scenarios.kit.base import REPRODUCED, Result
 from testbed.core.errors import ParamError
 
 

@@ -4,8 +4,8 @@
     runner     runs collectives on an Emulation: Runner, run, Send, CollectiveRun, FlowRecord
     delivery   what the fabric delivered to hosts, from switch port counters
 
-The transfer agent each host runs per phase is testbed/workload/agent.py, outside this
-package: `python -I -m testbed.workload.agent` then loads nothing of the model or the runner.
+The transfer agent each host runs per phase is testbed/inhost/agent.py, outside this
+package: `python -I -m testbed.inhost.agent` then loads nothing of the model or the runner.
 """
 from testbed.workload.collectives.delivery import delivered_payload, host_port_counters
 from testbed.workload.collectives.patterns import (

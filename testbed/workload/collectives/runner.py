@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from testbed.core.errors import TestbedError
+from testbed.inhost.agent import MARKER
 from testbed.model.fabric import Nic
-from testbed.workload.agent import MARKER
 from testbed.workload.collectives.patterns import Collective, Transfer, algbw, busbw_factor
 
 SERVER_PORT_BASE = 5301

@@ -1,0 +1,304 @@
+"""An experiment file's tables, each checked against the fabric model (pure): `load(path) -> Spec`."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed.core import files
+from testbed.core.errors import ParamError
+from testbed.experiments import expect
+from testbed.experiments.spec import (
+    COLLECTIVES,
+    FAULT_KINDS,
+    MEASURE_KEYS,
+    ROUTING_KEYS,
+    TOP_KEYS,
+    TRAFFIC_KINDS,
+    Fault,
+    Reader,
+    Spec,
+    Traffic,
+    parse,
+)
+
+SECONDS = (0.0, 3600.0)
+IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")
+COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages", "start")
+FAULT_KEYS = ("kind", "at", "port", "switch", "for", "count", "period", "down", "direction")
+FAULT_KIND_KEYS = {"switch-down": ("switch", "for"), "flap": ("port", "count", "period", "down"),
+                   "link-down": ("port", "for"), "one-way": ("port", "for", "direction")}
+
+
+@dataclass(frozen=True)
+class Watched:
+    """A throughput item: what it is and the root-namespace interfaces whose counters give its two
+    directions (rx on a link's upper end is what went up it, tx what came down)."""
+    name: str
+    what: str                     # host | nic | link
+    intfs: tuple[str, ...]
+    directions: tuple[str, str]   # names of (rx, tx) on those interfaces
+
+
+MAX_TRAFFIC = 256
+COLLECTIVE_FAULT_S = 120.0
+
+
+def load(path: str) -> Spec:
+    data, locator = parse(path)
+    top = Reader(path, locator, "", 1, data, TOP_KEYS)
+
+    def reader(table: str, index: int, value, allowed) -> Reader:
+        return Reader(path, locator, table, index, value, allowed)
+
+    fab, family, settings = read_fabric(reader("fabric", 1, top.get("fabric", dict, required=True), None))
+    routing, detector = read_routing(reader("routing", 1, top.get("routing", dict, {}), ROUTING_KEYS), fab)
+    entries = tables(top, "traffic", required=True)
+    if len(entries) > MAX_TRAFFIC:     # each takes 20 server ports from 5201: they must stay ports
+        top.fail("traffic", f"{len(entries)} [[traffic]] entries: at most {MAX_TRAFFIC}")
+    traffic = tuple(read_traffic(reader("traffic", i, t, None), fab) for i, t in enumerate(entries, 1))
+    faults = tuple(read_fault(reader("fault", i, f, FAULT_KEYS), fab)
+                   for i, f in enumerate(tables(top, "fault"), 1))
+    measure = reader("measure", 1, top.get("measure", dict, {}), MEASURE_KEYS)
+    name = top.get("name", str, Path(path).stem)
+    if files.name_problem(name):     # it names NAME.json and NAME.png under --out
+        top.fail("name", f"{name!r} {files.name_problem(name)}; it names the report files")
+    throughput = measure.names("throughput", default_watch(traffic))
+    parts = {"fabric": fab, "throughput": throughput, "traffic": traffic, "faults": faults}
+    expects = tuple(expect.read(reader("expect", i, e, expect.EXPECT_KEYS), parts)
+                    for i, e in enumerate(tables(top, "expect"), 1))
+    rtt, gaps = probes(fab, measure, "rtt", expects), probes(fab, measure, "failover_gap", expects)
+    spec = Spec(path, name, top.get("description", str, ""), family,
+                settings, routing, detector, traffic, faults, throughput=throughput,
+                queues=measure.names("queues"), rtt=rtt, gaps=gaps, expects=expects,
+                warm=measure.get("warm", float, 1.5, bounds=(0.0, 600.0)),
+                settle=measure.get("settle", float, 0.5, bounds=(0.0, 60.0)),
+                interval=measure.get("interval", float, 0.1, bounds=(0.02, 5.0)), fabric=fab)
+    for item in spec.throughput:
+        watched(fab, item, measure, "throughput")
+    for port in spec.queues:
+        switch_port(fab, port, measure, "queues")
+    check_timing(spec, top)
+    return spec
+
+
+def probes(fab, measure: Reader, key: str, expects) -> tuple[tuple[str, str], ...]:
+    """The NIC pairs [measure] `key` lists, checked, then those the expect clauses of that
+    measure name (each pair once)."""
+    listed = measure.pairs(key)
+    nics = {n.name: n for n in fab.nics()}
+    for src, dst in listed:
+        for name in (src, dst):
+            if name not in nics:
+                measure.fail(key, f"no NIC {name!r} in this {fab.family} fabric (HOST-nI)")
+        if nics[src].host == nics[dst].host:
+            measure.fail(key, f"{src} -> {dst}: a probe crosses the fabric: two NICs of different hosts")
+    return tuple(dict.fromkeys([*listed, *(e.pair for e in expects if e.measure == key)]))
+
+
+def tables(top: Reader, key: str, required: bool = False) -> list:
+    value = top.get(key, list, [])
+    if not value and required:
+        top.fail(None, f"at least one [[{key}]] is required")
+    if not all(isinstance(v, dict) for v in value):
+        top.fail(key, f"expected [[{key}]] tables")
+    return value
+
+
+def key_in(message: str, keys) -> str | None:
+    """The key a model error names (`hosts=0: ...`, `unknown parameter 'x'`), if it is one of `keys`."""
+    match = re.match(r"^(?:routing )?(\w+)=", message) or re.search(r"parameter '(\w+)'", message)
+    return match.group(1) if match and match.group(1) in keys else None
+
+
+def read_fabric(r: Reader):
+    from testbed.model import FAMILIES, make_fabric
+    from testbed.model.presets import preset
+    family = r.get("family", str, required=True, choices=list(FAMILIES))
+    name = r.get("preset", str)
+    settings = {k: v for k, v in r.data.items() if k not in ("family", "preset")}
+    try:
+        return make_fabric(family, {**preset(family, name), **settings}), family, settings
+    except ParamError as e:
+        r.fail(key_in(str(e), settings) or ("preset" if name and "preset" in str(e) else None), str(e))
+
+
+def read_routing(r: Reader, fab) -> tuple[dict, bool]:
+    from testbed.model.policies import normalize
+    routing = {k: r.get(k, str) for k in ("ecmp", "policy", "core") if k in r.data}
+    if "matrix" in r.data:
+        routing["matrix"] = r.get("matrix", list)
+        if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)
+                   for p in routing["matrix"]):
+            r.fail("matrix", "expected [[SRC, DST], ...] pairs of NIC names")
+    try:
+        normalize(fab, routing)
+    except ParamError as e:
+        r.fail(key_in(str(e), routing) or ("matrix" if "matrix" in str(e) else None), str(e))
+    if routing.get("core") == "per-port" and fab.family != "hpn":
+        r.fail("core", f"'per-port': per-port core rules are HPN's (claim C8); {fab.family} hashes "
+                       "at every tier (core = \"ecmp\")")
+    detector = r.get("detector", bool, False)
+    if detector and not any(len(n.ports) > 1 for n in fab.nics()):
+        r.fail("detector", f"the detector watches the ports of dual-ported NICs; this {fab.family} "
+                           "fabric has none (hpn and railonly, without single_tor, have them)")
+    return routing, detector
+
+
+def read_traffic(r: Reader, fab) -> Traffic:
+    kind = r.get("kind", str, required=True, choices=TRAFFIC_KINDS)
+    allowed = IPERF_KEYS if kind == "iperf3" else COLLECTIVE_KEYS
+    for key in r.data:
+        if key not in allowed:
+            r.fail(key, f"not a key of {kind} traffic; known: {', '.join(allowed)}")
+    start = r.get("start", float, 0.0, bounds=SECONDS)
+    if kind == "iperf3":
+        t = Traffic(kind, r.where, src=r.get("from", str, required=True), dst=r.get("to", str, required=True),
+                    streams=r.get("streams", int, 1, bounds=(1, 64)), seconds=iperf_seconds(r, start),
+                    rate_mbit=r.get("rate_mbit", float, None, bounds=(0.01, 100_000.0)), start=start,
+                    protocol=r.get("protocol", str, "tcp", choices=("tcp", "udp")))
+        if t.protocol == "udp" and t.rate_mbit is None:
+            r.fail("protocol", "udp needs rate_mbit (iperf3 sends UDP at 1 Mbit/s otherwise)")
+        nic_pairs(fab, t, r.fail)
+        return t
+    stages = r.get("stages", list, [])
+    if not all(isinstance(s, list) and all(isinstance(h, str) for h in s) for s in stages):
+        r.fail("stages", "expected a list of lists of host names")
+    t = Traffic(kind, r.where, hosts=r.names("hosts"), size=r.get("size", int, 1_000_000, bounds=(1, 10**10)),
+                tokens=r.get("tokens", int, 16, bounds=(1, 10_000)), m=r.get("m", int, 4, bounds=(1, 255)),
+                stages=tuple(tuple(s) for s in stages), pace=r.get("pace", float, 0.0, bounds=(0.0, 1.0)),
+                start=start)
+    if kind == "pipeline" and not stages:
+        r.fail(None, "stages is required: a list of lists of hosts")
+    try:
+        collective(fab, t, 0)
+    except ParamError as e:
+        r.fail(None, str(e))
+    return t
+
+
+def iperf_seconds(r: Reader, start: float) -> float:
+    """An iperf3 item's length: `seconds` (default 10), or `stop` - `start`."""
+    seconds = r.get("seconds", float, None, bounds=(1.0, 3600.0))
+    stop = r.get("stop", float, None, bounds=SECONDS)
+    if stop is None:
+        return 10.0 if seconds is None else seconds
+    if stop - start < 1.0:
+        r.fail("stop", f"{stop:g}: must be at least 1 s after start={start:g}")
+    if seconds is not None and abs(start + seconds - stop) > 1e-9:
+        r.fail("stop", f"{stop:g} disagrees with start={start:g} + seconds={seconds:g}: give one of them")
+    return stop - start
+
+
+def nic_pairs(fab, t: Traffic, fail) -> list[tuple]:
+    """The (src NIC, dst NIC) flows of an iperf3 entry: a host is all its NICs, NIC i to NIC i.
+    `fail(key, problem)` raises."""
+    ends = []
+    for key, ref in (("from", t.src), ("to", t.dst)):
+        if ref in fab.hosts:
+            ends.append(list(fab.hosts[ref].nics))
+        elif ref in {n.name for n in fab.nics()}:
+            ends.append([fab.nic(ref)])
+        else:
+            fail(key, f"no host or NIC {ref!r} in this {fab.family} fabric (a host, or a NIC as HOST-nI)")
+    if (t.src in fab.hosts) != (t.dst in fab.hosts):
+        fail("to", "from and to must both be hosts or both be NICs")
+    pairs = list(zip(*ends))
+    if any(a.host == b.host for a, b in pairs):
+        fail("to", "a host does not send to itself over the fabric")
+    return pairs
+
+
+def collective(fab, t: Traffic, n: int):
+    """The Collective an entry describes (the model's own checks: ParamError)."""
+    from testbed.workload import collectives as C
+    hosts = list(t.hosts) or None
+    job = f"{t.kind}-{n}"
+    if t.kind == "allreduce":
+        return C.ring_allreduce(fab, hosts, t.size, job=job)
+    if t.kind == "reduce-scatter":
+        return C.reduce_scatter(fab, hosts, t.size, job=job)
+    if t.kind == "all-gather":
+        return C.all_gather(fab, hosts, t.size, job=job)
+    if t.kind == "all-to-all":
+        return C.all_to_all(fab, hosts, t.size, job=job)
+    if t.kind == "moe":
+        return C.moe_all_to_all(fab, hosts, tokens=t.tokens, m=t.m, job=job)
+    assert t.kind in COLLECTIVES
+    return C.pipeline(fab, [list(s) for s in t.stages], t.size, job=job)
+
+
+def read_fault(r: Reader, fab) -> Fault:
+    kind = r.get("kind", str, required=True, choices=FAULT_KINDS)
+    at = r.get("at", float, required=True, bounds=SECONDS)
+    for key in r.data:
+        if key not in ("kind", "at", *FAULT_KIND_KEYS[kind]):
+            r.fail(key, f"not a key of a {kind} fault; it takes {', '.join(FAULT_KIND_KEYS[kind])}")
+    if kind == "switch-down":
+        switch = r.get("switch", str, required=True)
+        if switch not in fab.switches:
+            r.fail("switch", f"no switch {switch!r} in this {fab.family} fabric")
+        return Fault(kind, at, r.where, switch, seconds=r.get("for", float, required=True, bounds=(0.1, 3600.0)))
+    port = r.get("port", str, required=True)
+    link_of(fab, port, r, "port")
+    if kind == "flap":
+        count, period = r.get("count", int, 3, bounds=(1, 1000)), r.get("period", float, 1.0, bounds=(0.1, 60.0))
+        down = r.get("down", float, 0.5, bounds=(0.01, 60.0))
+        if down >= period:
+            r.fail("down", f"{down}: must be shorter than period={period}")
+        return Fault(kind, at, r.where, port, count=count, period=period, down=down)
+    seconds = r.get("for", float, required=True, bounds=(0.1, 3600.0))
+    direction = r.get("direction", str, "up", choices=("up", "down")) if kind == "one-way" else "up"
+    return Fault(kind, at, r.where, port, seconds=seconds, direction=direction)
+
+
+def link_of(fab, intf: str, r: Reader | None = None, key: str = "port"):
+    """The cable an interface (a host port, or SWITCH-ethN) belongs to."""
+    for link in fab.links:
+        if intf in (link.a_intf, link.b_intf):
+            return link
+    if r is None:
+        raise ParamError(f"no port {intf!r} in this {fab.family} fabric")
+    r.fail(key, f"no port {intf!r} in this {fab.family} fabric (a host port such as HOST-n0p0, or SWITCH-ethN)")
+
+
+def switch_port(fab, intf: str, r: Reader, key: str) -> str:
+    """A switch's egress interface, where a link's queue builds."""
+    link = link_of(fab, intf, r, key)
+    if intf == link.a_intf and link.a not in fab.switches:
+        r.fail(key, f"{intf!r} is a host port: a queue is measured on a switch's port (SWITCH-ethN)")
+    return intf
+
+
+def watched(fab, item: str, r: Reader | None = None, key: str = "throughput") -> Watched:
+    if item in fab.hosts:
+        return Watched(item, "host", tuple(l.b_intf for l in fab.host_links() if l.a == item), ("sent", "received"))
+    nic = next((n for n in fab.nics() if item == n.name), None)
+    if nic is not None:
+        return Watched(item, "nic", tuple(l.b_intf for l in fab.host_links() if l.a_intf in nic.ports),
+                       ("sent", "received"))
+    link = link_of(fab, item, r, key)
+    return Watched(item, "link", (link.b_intf,), (f"{link.a}->{link.b}", f"{link.b}->{link.a}"))
+
+
+def default_watch(traffic) -> tuple[str, ...]:
+    """With no [measure] throughput: the iperf3 senders."""
+    return tuple(dict.fromkeys(t.src for t in traffic if t.kind == "iperf3"))
+
+
+def check_timing(spec: Spec, top: Reader) -> None:
+    """Faults after the warm-up and, where iperf3 traffic runs (with or without collectives
+    alongside), ending before the last iperf3 flow stops: else a phase has no samples. A
+    collective's length is not known before it runs: with collectives only, faults end within
+    COLLECTIVE_FAULT_S (a fault at 3000 s would otherwise idle the fabric for 50 minutes)."""
+    timed = [t for t in spec.traffic if t.timed]
+    length = max((t.stop for t in timed), default=COLLECTIVE_FAULT_S)
+    for k, f in enumerate(spec.faults, 1):
+        r = Reader(spec.path, top.locator, "fault", k, {}, None)
+        if timed and f.at < spec.first_start + spec.warm:
+            r.fail("at", f"{f.at:g} is inside the warm-up (the traffic starts at {spec.first_start:g} s, "
+                         f"then {spec.warm:g} s of [measure] warm)")
+        if f.end > length:
+            r.fail("at", f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
+                   if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
+                                 f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

@@ -1,0 +1,275 @@
+"""An experiment run: its fabric up, its traffic started, its faults played on schedule, the rate of
+every watched host, NIC or link and the queue of every watched switch port sampled, then the mean
+of each in each phase (before the faults, during each, after) and the loss during each fault.
+
+An Experiment is a Scenario whose claim is its file's [[expect]] clauses: `execute` writes
+NAME.json and NAME.png as a scenario's; the verdict is "reproduced" when every clause holds, "not
+reproduced" when one does not, "measured" for a file without clauses (and "invalid" when the CPU,
+not the fabric, was busy). Traffic items start at their `start`; RTT and failover-gap probes
+(probes.py) run from t = 0 for the timed part of the file.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+from scenarios.kit import fault_harness as harness
+from scenarios.kit import plots
+from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import BUSY_LIMIT
+from testbed.core.errors import ParamError
+from testbed.core.wait import sleep_until
+from testbed.emulation.build import Emulation, Options
+from testbed.emulation.faults import Faults
+from testbed.experiments import check, expect, phases
+from testbed.experiments.probes import Probes
+from testbed.measure.meters import Sampler, cpu_busy_fraction
+from testbed.workload import collectives as C
+from testbed.workload import traffic
+
+MEASURED = "measured"
+
+
+class Injection:
+    """One fault of the file: `inject` at its time, `repair` (if it has one) at its end."""
+
+    def __init__(self, faults: Faults, fab, fault):
+        self.faults, self.fault = faults, fault
+        self.link = None if fault.kind == "switch-down" else check.link_of(fab, fault.target)
+        self.undo = None
+
+    def inject(self) -> None:
+        f, faults = self.fault, self.faults
+        if f.kind == "link-down":
+            faults.link_down(self.link)
+        elif f.kind == "flap":      # holds the schedule until the train ends
+            faults.flap_train(self.link, f.count, f.period, f.down)
+        elif f.kind == "one-way":
+            faults.one_way(self.link, f.direction)
+            self.undo = faults.undo[-1]      # what the fault registered: undone at its end
+        else:
+            faults.switch_down(f.target)
+            self.undo = faults.undo[-1]
+
+    def repair(self) -> None:
+        if self.fault.kind == "link-down":
+            self.faults.link_up(self.link)
+        elif self.undo in self.faults.undo:
+            self.faults.undo.remove(self.undo)
+            self.undo[1]()
+
+
+def schedule(faults: Faults, fab, spec) -> list[tuple[float, int, object]]:
+    """(time, order, action) of every injection and repair, in time order."""
+    events = []
+    for f in spec.faults:
+        injection = Injection(faults, fab, f)
+        events.append((f.at, 1, injection.inject))
+        if f.kind != "flap":
+            events.append((f.end, 0, injection.repair))
+    return sorted(events, key=lambda e: (e[0], e[1]))
+
+
+class Load:
+    """The file's traffic on a running emulation: iperf3 flows (servers up front, each client at
+    its item's `start`) and collectives (each in a thread from its `start`)."""
+
+    def __init__(self, emu, spec):
+        self.emu, self.spec, self.flows, self.jobs = emu, spec, [], []
+        self.clients: list = []
+        fab = emu.fabric
+        for n, t in enumerate(spec.traffic):
+            if not t.timed:
+                self.jobs.append((t, check.collective(fab, t, n)))
+                continue
+            for j, (src, dst) in enumerate(check.nic_pairs(fab, t, fail)):
+                dport = 5201 + 20 * n + j
+                sport = harness.pick_cport(emu, src, dst, t.streams, dport) if t.protocol == "tcp" else None
+                self.flows.append((t, traffic.Flow(src, dst, dport=dport, sport=sport, proto=t.protocol,
+                                                   parallel=t.streams)))
+        self.results: list = [None] * len(self.jobs)
+        self.threads = [threading.Thread(target=self._run_job, args=(k, t, coll), daemon=True)
+                        for k, (t, coll) in enumerate(self.jobs)]
+
+    def servers(self) -> None:
+        for _, flow in self.flows:
+            traffic.start_server(self.emu, flow.dst, flow.dport)
+
+    def events(self) -> list[tuple[float, int, object]]:
+        """(start, order, action) of every client and collective: they begin at their `start`."""
+        out = [(t.start, 2, lambda t=t, flow=flow: self.clients.append(
+            (t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit)))) for t, flow in self.flows]
+        return out + [(t.start, 2, th.start) for (t, _), th in zip(self.jobs, self.threads)]
+
+    def _run_job(self, k: int, t, coll) -> None:
+        try:
+            (run,) = C.run(self.emu, coll, pace=t.pace)
+            self.results[k] = {"where": t.where, **run.summary()}
+        except BaseException as e:  # noqa: BLE001 (re-raised in the main thread by `wait`)
+            self.results[k] = e
+
+    def wait(self) -> list[dict]:
+        done = [{"where": t.where, "flow": f"{c.flow.src.name} -> {c.flow.dst.name}", "streams": t.streams,
+                 "protocol": t.protocol, "start": t.start, "received_mbps": round(traffic.received_mbps(
+                     traffic.wait_client(self.emu, c, t.seconds + 20)), 3)} for t, c in self.clients]
+        for th in self.threads:
+            th.join()
+        for r in self.results:
+            if isinstance(r, BaseException):
+                raise r
+        return done + self.results
+
+
+def fail(key, problem):
+    raise ParamError(f"{key}: {problem}")
+
+
+def shifted(points, sampler: Sampler, t_start: float) -> list[list[float]]:
+    """A sampler's [(t, v)] on the experiment's clock: seconds since the traffic started."""
+    offset = sampler.t0 - t_start
+    return [[round(t + offset, 3), round(v, 3)] for t, v in points]
+
+
+class Experiment(Scenario, name="experiment", claim="experiment"):
+    """One experiment file, run like a scenario."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.name, self.title, self.paper = spec.name, spec.description or spec.name, spec.path
+        self.families = (spec.family,)
+
+    def configure(self, settings: dict | None = None, quick: bool = False, preset: str | None = None):
+        if settings or preset:
+            raise ParamError(f"{self.spec.path}: --set and --preset do not apply to an experiment file; "
+                             "put its parameters in [fabric]")
+        self.quick, self.knobs, self.settings = quick, Knobs(), dict(self.spec.settings)
+        return self
+
+    def run(self, quick: bool) -> dict:
+        spec, fab = self.spec, self.spec.fabric
+        watched = [check.watched(fab, item) for item in spec.throughput]
+        intfs = sorted({i for w in watched for i in w.intfs})
+        options = Options(routing=spec.routing, detector=spec.detector)
+        with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
+            load, probes = Load(emu, spec), Probes(emu, spec)
+            events = sorted(schedule(faults, fab, spec) + load.events(), key=lambda e: (e[0], e[1]))
+            up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
+            down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))
+            queues = stack.enter_context(emu.sampler(list(spec.queues), spec.interval))
+            load.servers()
+            probes.start()
+            t_start = time.monotonic()
+            results, busy = cpu_busy_fraction(lambda: self.play(load, events, t_start))
+            t_end = time.monotonic() - t_start
+            rtt, gaps = probes.read(t_end)
+            setup = emu.describe()
+        figures = self.figures(watched, (up, down), queues, t_start, t_end, results, busy, setup)
+        return self.probe_figures(figures, rtt, gaps)
+
+    def play(self, load: Load, events, t_start: float) -> list[dict]:
+        for t, _, action in events:
+            sleep_until(t_start + t)
+            action()
+        return load.wait()
+
+    def probe_figures(self, figures: dict, rtt: dict, gaps: dict) -> dict:
+        """The probes' figures: each RTT pair's mean in each phase and its series, each gap pair's
+        longest silence; then the expect clauses, judged."""
+        spans = [(name, a, b) for name, a, b in figures["phases"]]
+        figures["rtt"] = {pair: {"phases_ms": {name: level_mean(points, a, b) for name, a, b in spans},
+                                 "replies": len(points)} for pair, points in rtt.items()}
+        for pair, points in rtt.items():
+            figures["series"][f"rtt {pair} (ms)"] = points
+        figures["failover_gap"] = gaps
+        figures["expect"] = expect.judge(self.spec.expects, figures)
+        return figures
+
+    def figures(self, watched, samplers, queues: Sampler, t_start, t_end, results, busy, setup) -> dict:
+        spec = self.spec
+        spans = phases.phases(spec.faults, spec.first_start + spec.warm, spec.settle, t_end)
+        throughput, series = {}, {}
+        for w in watched:
+            per_direction = {d: shifted(s.rate_series(list(w.intfs)), s, t_start)
+                             for d, s in zip(w.directions, samplers)}
+            means = {d: phases.phase_means(pts, spans) for d, pts in per_direction.items()}
+            main = max(w.directions, key=lambda d: means[d][phases.BEFORE] or 0.0)
+            loss = phases.losses(means[main])
+            throughput[w.name] = {"what": w.what, "direction": main, "phases_mbps": means[main],
+                                  "loss": next(iter(loss.values()), None), "losses": loss,
+                                  "other_direction": {d: m for d, m in means.items() if d != main}}
+            series[f"{w.name} {main} (Mbit/s)"] = per_direction[main]
+        queue_figures = {}
+        for port in spec.queues:
+            points = shifted([(t, q / 1000) for t, _, q in queues.series[port]], queues, t_start)
+            # queue samples are levels, not rates over an interval: a phase's mean is theirs
+            queue_figures[port] = {"phases_kb": {name: level_mean(points, a, b) for name, a, b in spans}}
+            series[f"queue {port} (KB)"] = points
+        return {"throughput": throughput, "queues": queue_figures, "traffic": results,
+                "phases": [[name, round(a, 2), round(b, 2)] for name, a, b in spans],
+                "traffic_s": round(t_end, 2), "cpu_busy": round(busy, 3), "series": series,
+                "setup": {"file": spec.path, "family": spec.family, "settings": spec.settings,
+                          "routing": spec.routing, "detector": spec.detector, "emulation": setup,
+                          "faults": [[f.label, f.at, f.end, f.windows] for f in spec.faults],
+                          "x_label": "time since the traffic started (s)"}}
+
+    def judge(self, figures: dict) -> Judgement:
+        parts = []
+        for name, item in figures["throughput"].items():
+            means = ", ".join(f"{phase} {v if v is not None else '-'}" for phase, v in item["phases_mbps"].items())
+            loss = f" (loss {item['loss']:.1%})" if item["loss"] is not None else ""
+            parts.append(f"{name} {item['direction']} Mbit/s: {means}{loss}")
+        for port, q in figures["queues"].items():
+            parts.append(f"queue {port} KB: " + ", ".join(f"{k} {v}" for k, v in q["phases_kb"].items()))
+        for pair, r in figures.get("rtt", {}).items():
+            parts.append(f"rtt {pair} ms: " + ", ".join(f"{k} {v if v is not None else '-'}"
+                                                        for k, v in r["phases_ms"].items()))
+        for pair, g in figures.get("failover_gap", {}).items():
+            parts.append(f"failover gap {pair}: {g['longest_gap_ms']} ms")
+        first = next(iter(figures["throughput"].items()), None)
+        headline = (f"{first[0]} loss {first[1]['loss']:.1%}" if first and first[1]["loss"] is not None
+                    else f"traffic ran {figures['traffic_s']} s")
+        clauses = figures.get("expect", [])
+        if clauses:
+            held = sum(c["held"] for c in clauses)
+            headline = f"{held} of {len(clauses)} expectations held; " + headline
+            parts += [f"{c['expect']}: {shown(c['value'])} ({'held' if c['held'] else 'NOT held'})" for c in clauses]
+        verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
+        valid = figures["cpu_busy"] <= BUSY_LIMIT
+        expectation = "; ".join(e.label for e in self.spec.expects) or \
+            self.spec.description or "(an experiment without [[expect]]: no claim to judge)"
+        return Judgement(verdict if valid else INVALID, expectation=expectation,
+                         measured="; ".join(parts) or "nothing watched", headline=headline)
+
+    def plot(self, result, path: Path) -> bool:
+        rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}
+        levels = {k: v for k, v in result.series.items() if k.startswith("queue ")}
+        fig, axes = plots.figure(self, result, ncols=2 if levels else 1, size=(11 if levels else 8, 4.5))
+        axes = axes if levels else [axes]
+        for ax, series, unit in zip(axes, (rates, levels), ("Mbit/s", "queue (KB)")):
+            for k, (label, _, _, windows) in enumerate(result.setup["faults"]):
+                for w, (start, end) in enumerate(windows):
+                    plots.shade(ax, start, end, None if w else label, plots.COLOURS[(k + 3) % len(plots.COLOURS)])
+            plots.lines(ax, series)
+            ax.set_xlabel(result.setup["x_label"])
+            ax.set_ylabel(unit)
+            ax.set_ylim(bottom=0)
+            ax.legend(fontsize="small", loc="lower left")
+        plots.save(fig, path)
+        return True
+
+
+def shown(value) -> str:
+    return "not measured" if value is None else f"{value:g}"
+
+
+def level_mean(points, start: float, end: float) -> float | None:
+    inside = [v for t, v in points if start <= t <= end]
+    return round(sum(inside) / len(inside), 2) if inside else None
+
+
+def load(path: str) -> Experiment:
+    """The experiment of a file, checked (ParamError naming file, line and key)."""
+    return Experiment(check.load(path))

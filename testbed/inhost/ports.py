@@ -1,0 +1,50 @@
+"""Reading this machine's ports: interface statistics counters (tx_bytes, rx_bytes, ...) from
+sysfs and queue backlog (bytes in the link's bfifo) from netlink. What portstream.py runs on a
+server, and what testbed.emulation.counters' Sampler reads here (it is a Ports)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+SYSFS = Path("/sys/class/net")
+
+
+def read(intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
+    """intf -> its counters `names`, in that order, for each root-namespace interface."""
+    return {i: tuple(int((SYSFS / i / "statistics" / n).read_text()) for n in names)
+            for i in intfs}
+
+
+def counter(intf: str, name: str) -> int:
+    """A root-namespace interface's statistics counter (tx_bytes, rx_bytes, rx_packets, ...)."""
+    return read([intf], (name,))[intf][0]
+
+
+def backlog(ipr, index: int) -> int:
+    """Bytes queued in the bfifo under an interface's HTB class (0 if none)."""
+    total = 0
+    for q in ipr.get_qdiscs(index=index):
+        if q.get_attr("TCA_KIND") == "bfifo":
+            stats = q.get_attr("TCA_STATS2")
+            queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
+            total += queue["backlog"] if queue else 0
+    return total
+
+
+class Ports:
+    """One sample at a time of `intfs`: each interface's `counter` and, with `queues`, its backlog."""
+
+    def __init__(self, intfs: list[str], counter: str = "tx_bytes", queues: bool = True):
+        self.intfs, self.counter, self.queues = intfs, counter, queues
+
+    def open(self) -> None:
+        from pyroute2 import IPRoute  # netlink: the one library outside the standard one (__init__)
+        self._ipr = IPRoute()
+        self._index = {i: self._ipr.link_lookup(ifname=i)[0] for i in self.intfs}
+
+    def read(self) -> dict[str, tuple[int, int]]:
+        """One sample: each interface's (counter, backlog bytes)."""
+        return {intf: (counter(intf, self.counter), backlog(self._ipr, index) if self.queues else 0)
+                for intf, index in self._index.items()}
+
+    def close(self) -> None:
+        self._ipr.close()
