@@ -1,6 +1,7 @@
 """The routing-policy registry: every registered policy answers every question the testbed and
 the controller ask of one, and a malformed one is refused with one line."""
 import json
+from pathlib import Path
 
 import pytest
 from os_ken.ofproto import ofproto_v1_5, ofproto_v1_5_parser
@@ -58,6 +59,8 @@ def test_every_policy_parses_its_options(name, family):
 
 def test_every_policy_is_a_choice_and_only_those():
     assert P.names()[:len(BUILT_IN)] == tuple(BUILT_IN) == ("ecmp", "static", "adaptive")
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "experiment.schema.json").read_text())
+    assert schema["properties"]["routing"]["properties"]["policy"]["enum"] == BUILT_IN   # the published one
     with pytest.raises(ParamError, match="routing policy='spray': choose from ecmp, static, adaptive"):
         P.normalize(make_fabric("hpn"), {"policy": "spray"})
 
