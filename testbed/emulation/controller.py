@@ -68,7 +68,7 @@ class ControllerProcess:
             "routing": self.routing, "status": str(self.status_file),
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
             "heartbeat_s": HEARTBEAT_S,
-            "policy_file": policies.source(self.routing.get("policy", "ecmp"))})
+            "policy_file": policies.source(self.routing.get("policy", ""))})
 
     def status(self) -> ControllerStatus:
         """What the controller last reported (written=False before its first write)."""

@@ -18,8 +18,8 @@ manage. It also only sees flows whose SYN it saw.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import Hop, LoopError, walk

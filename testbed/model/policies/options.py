@@ -55,11 +55,11 @@ class Routing:
 def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     """The routing options with defaults filled in; ParamError naming a bad one.
 
-    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (a registered policy, ecmp by
-    default), and the options the policy declares; an option of another policy is refused.
+    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (a registered policy; the
+    first of POLICIES, ecmp, by default), and the options the policy declares; an option of another policy is refused.
     """
     r = dict(routing or {})
-    policy = registry.get(r.pop("policy", "ecmp"))
+    policy = registry.get(r.pop("policy", registry.names()[0]))   # the first registered: ecmp
     own = {o.name: o for o in policy.options}
     for key in sorted(set(r) - {"ecmp", "core"} - set(own)):
         others = [p for p in registry.names() if any(o.name == key for o in registry.get(p).options)]
