@@ -45,6 +45,10 @@ def option_values(fab, option):
 def test_every_policy_parses_its_options(name, family):
     fab = make_fabric(family)
     policy = P.get(name)
+    if policy.refuses(fab):
+        with pytest.raises(ParamError, match=f"routing policy='{name}': "):
+            P.normalize(fab, {"policy": name})
+        return
     routing = P.normalize(fab, {"policy": name})
     assert routing.policy is policy and set(routing.options) == {o.name for o in policy.options}
     json.dumps(routing.to_json())
@@ -79,6 +83,8 @@ def test_every_policy_routes_every_family(name, family):
     """A policy chooses among each route's next hops, for every route, and every NIC still
     reaches every other."""
     fab = make_fabric(family)
+    if P.get(name).refuses(fab):
+        return
     _, routes, core, out = routed(fab, name)
     before = {(r.switch, r.ip): r for r in routes}
     after = {(r.switch, r.ip): r for r in out}
@@ -149,6 +155,19 @@ def test_a_malformed_policy_is_refused_in_one_line(policy, why):
         P.register(policy)
     assert "\n" not in str(e.value)
     assert P.names()[:3] == ("ecmp", "static", "adaptive") and P.get("ecmp") is P.POLICIES[0]
+
+
+def test_a_policy_may_refuse_a_fabric():
+    class TwoTier(Named):
+        def refuses(self, fabric):
+            return "only two-tier fabrics" if any(s.role == "core" for s in fabric.switches.values()) else None
+    P.register(TwoTier())
+    try:
+        assert P.normalize(make_fabric("mpft"), {"policy": "throwaway"}).policy.name == "throwaway"
+        with pytest.raises(ParamError, match="routing policy='throwaway': only two-tier fabrics"):
+            P.normalize(make_fabric("clos3"), {"policy": "throwaway"})
+    finally:
+        P.unregister("throwaway")
 
 
 def test_a_file_registers_its_policy(tmp_path):

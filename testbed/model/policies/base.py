@@ -5,7 +5,7 @@ A policy (a RoutingPolicy subclass, one module under testbed/model/policies/, re
 __init__.py or with register() from a user's file) declares:
 
 * its typed options (Number, NicPairs: name, default, bounds, help), which the `routing`
-  options of a run are checked against (options.py);
+  options of a run are checked against (options.py), and the fabrics it refuses (`refuses`);
 * `routes`: the route computation, from the /32 routes of testbed.model.routing (every
   next hop a switch has toward a NIC) to the ones the switches get (a policy chooses among
   those next hops; it never invents a port);
@@ -140,6 +140,10 @@ class RoutingPolicy:
     summary: ClassVar[str] = ""           # one line, for --help and errors
     options: ClassVar[tuple[Option, ...]] = ()
     whole_fabric: ClassVar[bool] = False
+
+    def refuses(self, fabric: Fabric) -> str | None:
+        """Why this policy cannot route `fabric` (a run naming it is refused), or None."""
+        return None
 
     def routes(self, fabric: Fabric, routes: list[Route], core: list, opts: dict) -> list[Route]:
         """The routes the switches get, from every NIC's /32 routes (with all their next hops)

@@ -60,6 +60,9 @@ def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     """
     r = dict(routing or {})
     policy = registry.get(r.pop("policy", registry.names()[0]))   # the first registered: ecmp
+    why = policy.refuses(fabric)
+    if why:
+        raise ParamError(f"routing policy={policy.name!r}: {why}")
     own = {o.name: o for o in policy.options}
     for key in sorted(set(r) - {"ecmp", "core"} - set(own)):
         others = [p for p in registry.names() if any(o.name == key for o in registry.get(p).options)]

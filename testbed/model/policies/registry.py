@@ -19,7 +19,7 @@ from testbed.model.policies.base import NicPairs, Number, RoutingPolicy
 
 NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 RESERVED = {"ecmp", "core", "policy"}      # the routing options every policy has (options.py)
-HOOKS = ("routes", "samples", "tracker")
+HOOKS = ("refuses", "routes", "samples", "tracker")
 _POLICIES: dict[str, tuple[RoutingPolicy, str | None]] = {}   # name -> (policy, defining file)
 
 
