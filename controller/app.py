@@ -41,7 +41,7 @@ from os_ken.ofproto import ofproto_v1_5
 from controller import heartbeat
 from controller.switch import SwitchWriter
 from testbed.core import files
-from testbed.model import make_fabric, policies
+from testbed.model import families, policies
 from testbed.model.contract import FLOW_COOKIE, PROBE_ETHERTYPE, TABLE_FORWARD, ControllerStatus
 from testbed.model.fabric import GATEWAY_IP
 from testbed.model.routing import routes_to
@@ -67,7 +67,7 @@ class FabricController(app_manager.OSKenApp):
         with open(os.environ[SPEC_ENV]) as f:
             self.spec = json.load(f)
         heartbeat.start(self.spec.get("heartbeat"), self.spec.get("heartbeat_s", 0.1))
-        self.fabric = make_fabric(self.spec["family"], self.spec["params"])
+        self.fabric = families.from_spec(self.spec)
         if self.spec.get("policy_file"):   # a policy defined outside the testbed (registry.py)
             policies.load_file(self.spec["policy_file"])
         self.routing = policies.normalize(self.fabric, self.spec.get("routing", {}))

@@ -36,7 +36,7 @@ from testbed.model.policies.adaptive_moves import (
 )
 from testbed.model.policies.base import FiveTuple, NicPairs, Number, RoutingPolicy, Sample, Tracker
 from testbed.model.policies.forwarding import CoreRule, Forwarding, all_routes, switch_links
-from testbed.model.policies.options import CORE_MODES, Routing, default_core, normalize
+from testbed.model.policies.options import CORE_MODES, Routing, normalize
 from testbed.model.policies.per_port_core import core_pairing, core_rules
 from testbed.model.policies.registry import get, load_file, names, register, source, unregister
 from testbed.model.policies.static import (
@@ -75,7 +75,6 @@ __all__ = [
     "all_routes",
     "core_pairing",
     "core_rules",
-    "default_core",
     "destination_index",
     "flow_rules",
     "get",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from testbed.core.errors import ParamError
+from testbed.model import families
 from testbed.model.fabric import Fabric
 from testbed.model.policies import registry
 from testbed.model.policies.base import Number, RoutingPolicy
@@ -17,11 +18,6 @@ from testbed.model.routing import ECMP_MODES, Route
 
 # core mode -> the core rules it puts above the routes (ecmp: none, the core hashes too)
 CORE_MODES = {"per-port": core_rules, "ecmp": lambda fabric, routes: []}
-
-
-def default_core(family: str) -> str:
-    """HPN's core uses per-port rules (HPN sec. 6); the other families hash at every tier."""
-    return "per-port" if family == "hpn" else "ecmp"
 
 
 def check_core_applies(fabric: Fabric, core: object) -> None:
@@ -73,7 +69,7 @@ def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     if "core" in r:
         check_core_applies(fabric, r["core"])
     r.setdefault("ecmp", "seeded")
-    r.setdefault("core", default_core(fabric.family))
+    r.setdefault("core", families.of(fabric).default_core)
     for key, choices in (("ecmp", ECMP_MODES), ("core", tuple(CORE_MODES))):
         if r[key] not in choices:
             raise ParamError(f"routing {key}={r[key]!r}: choose from {', '.join(choices)}")
