@@ -11,7 +11,7 @@ from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_argumen
 from testbed.cli.shell_routes import routes_text
 from testbed.cli.trace import port_number
 from testbed.emulation.trace import emulation_trace
-from testbed.measure import checks, meters
+from testbed.measure import bringup, meters
 from testbed.model.contract import TABLE_FORWARD
 from testbed.model.fabric import Link
 
@@ -248,5 +248,5 @@ class FabricCommands:
            Usage: check"""
         no_arguments("check", line)
         output("*** running the bring-up checks (about 10 s)\n")
-        for c in checks.run_all(self.emu):
+        for c in bringup.run_all(self.emu):
             output(f"  {'pass' if c.passed else 'FAIL'}  {c.name}: {c.detail}\n")
