@@ -76,6 +76,13 @@ class Faults:
         self.in_place.append(handle)
         return handle
 
+    def combined(self, note: str, handles: list[Handle]) -> Handle:
+        """One handle for several faults just made (a kind built of others): `fault list` shows
+        one line, and its repair undoes them all, the last made first."""
+        for handle in handles:
+            self.in_place.remove(handle)
+        return self.add(note, lambda: [h._undo() for h in reversed(handles)])
+
     def holding(self, key: tuple) -> list[Handle]:
         return [h for h in self.in_place if key and h.key == key]
 
