@@ -34,10 +34,13 @@ def fault_parser() -> ShellParser:
     words = [w for k in fault_registry.kinds() for w in (k.name, k.repair_word) if w] + list(SHELL_WORDS)
     parser = ShellParser("fault")
     sub = parser.add_subparsers(dest="word", metavar="|".join(words))
+    parser.words = {}          # word -> its own parser, whose usage line a problem quotes
     for kind in fault_registry.kinds():
-        add_arguments(sub.add_parser(kind.name), kind.args)
+        parser.words[kind.name] = sub.add_parser(kind.name)
+        add_arguments(parser.words[kind.name], kind.args)
         if kind.repair_word:
-            add_arguments(sub.add_parser(kind.repair_word), tuple(a for a in kind.args if a.required))
+            parser.words[kind.repair_word] = sub.add_parser(kind.repair_word)
+            add_arguments(parser.words[kind.repair_word], tuple(a for a in kind.args if a.required))
     for word in SHELL_WORDS:
         sub.add_parser(word)
     return parser
@@ -62,7 +65,7 @@ def fault_args(kind, words: dict, fabric, usage: str, only=None) -> dict:
             return {a.name: a.check(given[a.name], fabric) for a in kind.args if a.name in only}
         return kind.read(given, fabric)
     except ArgProblem as e:
-        raise Usage(f"{e}; usage: {usage}") from None
+        raise Usage(f"{e}; usage: {usage}" if usage else str(e)) from None
 
 
 def watch_parser(name: str) -> ShellParser:
@@ -144,7 +147,7 @@ class FabricCommands:
         if word == "repair":
             self.faults.repair_all()
             return output("*** every fault undone\n")
-        self.fault_word(word, words, parser.usage_line())
+        self.fault_word(word, words, parser.words[word].usage_line())
 
     def fault_word(self, word: str, words: dict, usage: str = "") -> None:
         """`fault WORD ...`: inject the kind called `word`, or repair with its repair word."""

@@ -214,3 +214,30 @@ def parse(path: str) -> tuple[dict, Locator]:
         files.parse_toml(text, path)
         raise
     return data, Locator(text)
+
+
+def fault_schema() -> dict:
+    """The JSON Schema of a [[fault]] table, from the fault registry: docs/experiment.schema.json
+    holds this under $defs.fault (tests/unit/test_fault_registry.py keeps the two in step)."""
+    from testbed.emulation.fault_registry import kinds
+    seconds = {"type": "number", "minimum": 0.1, "maximum": 3600}
+    cases = []
+    for kind in kinds():
+        props = {"kind": True, "at": True, **{a.name: arg_schema(a) for a in kind.args}}
+        required = [a.name for a in kind.args if a.required]
+        if kind.lasts({a.name: a.default for a in kind.args}) is None:
+            props["for"], required = seconds, [*required, "for"]
+        cases.append({"if": {"properties": {"kind": {"const": kind.name}}},
+                      "then": {"required": required, "additionalProperties": False, "properties": props}})
+    return {"type": "object", "required": ["kind", "at"],
+            "properties": {"kind": {"enum": [k.name for k in kinds()]}, "at": {"$ref": "#/$defs/seconds"}},
+            "allOf": cases}
+
+
+def arg_schema(arg) -> dict:
+    if arg.choices is not None:
+        return {"enum": list(arg.choices)}
+    out = {"type": {int: "integer", float: "number"}.get(arg.value_type, "string")}
+    if arg.bounds is not None:
+        out.update(minimum=arg.bounds[0], maximum=arg.bounds[1])
+    return out

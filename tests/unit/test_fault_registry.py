@@ -255,3 +255,14 @@ def test_good_kind_is_accepted_and_unregistered():
         fault_registry.unregister("good-kind")
     with pytest.raises(ParamError, match="no fault kind 'good-kind'; known: link-down"):
         fault_registry.get("good-kind")
+
+
+def test_the_published_schema_has_the_registered_kinds():
+    """docs/experiment.schema.json's [[fault]] is the registry's (spec.fault_schema): a kind
+    added to the registry is added there by rewriting $defs.fault with fault_schema()."""
+    import json
+    from pathlib import Path
+
+    from testbed.experiments.spec import fault_schema
+    schema = json.loads((Path(__file__).resolve().parents[2] / "docs" / "experiment.schema.json").read_text())
+    assert schema["$defs"]["fault"] == fault_schema()
