@@ -1,5 +1,5 @@
-"""The fault kinds, one registry: each kind is one object declaring its arguments (names, types,
-bounds, help) and how to inject it, and both the CLI's `fault` command (testbed/cli/shell_fabric.py)
+"""What a fault kind is: one object declaring its arguments (names, types, bounds, help) and how
+to inject it (the list of them: testbed/emulation/fault_registry.py). Both the CLI's `fault` command (testbed/cli/shell_fabric.py)
 and the experiment files' [[fault]] tables (testbed/experiments/check.py) are read from that one
 declaration, with the same checks and the same messages.
 
@@ -209,9 +209,9 @@ def args_problem(args) -> str | None:
             return f"argument {a.name}: bounds are (lowest, highest) of a number"
         if not a.help:
             return f"argument {a.name}: no help"
-        if not a.required:
+        if not a.required and a.type not in (PORT, SWITCH):    # a fabric's names: no default
             try:
-                a.check(a.default, None) if a.type not in (PORT, SWITCH) else None
+                a.check(a.default, None)
             except ParamError as e:
                 return f"argument {a.name}: its default {a.default!r} is refused ({e})"
     return None
