@@ -1,7 +1,8 @@
 """What a fault kind is: one object declaring its arguments (names, types, bounds, help) and how
-to inject it (the list of them: testbed/emulation/fault_registry.py). Both the CLI's `fault` command (testbed/cli/shell_fabric.py)
-and the experiment files' [[fault]] tables (testbed/experiments/check.py) are read from that one
-declaration, with the same checks and the same messages.
+to inject it (the list of them: testbed/emulation/fault_registry.py). Both the CLI's `fault`
+command (testbed/cli/shell_fabric.py) and the experiment files' [[fault]] tables
+(testbed/experiments/check.py) are read from that one declaration, with the same checks and
+the same messages.
 
     class Blink(FaultKind):
         name, help = "blink", "a link down for a moment"
