@@ -7,7 +7,7 @@
 #                         debootstrap (cached), run in its own namespaces, does what a newcomer
 #                         does: clone, make setup, doctor, up --check, two quick scenarios,
 #                         servers up/down, the unit tests, vagrant/provision.sh. Not part of
-#                         `make test` (2.5-3.5 min warm, +1 min from an empty cache; README, "Distro lane")
+#                         `make test` (2.5-3.5 min warm, +1 min from an empty cache; docs/testing.md, "Distro lane")
 #   sudo make tour-lane   the tour's scenarios on the kernel paths, in the VM lane (not part of
 #                         `make test`: about 40-60 min under QEMU TCG); one table at the end
 #   sudo make bench       every bench/*.py

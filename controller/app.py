@@ -46,7 +46,7 @@ from controller.switch import (
     SwitchWriter,
 )
 from testbed.core import files
-from testbed.model import make_fabric, policies
+from testbed.model import families, policies
 from testbed.model.fabric import GATEWAY_IP
 from testbed.model.routing import routes_to
 
@@ -72,7 +72,7 @@ class FabricController(app_manager.OSKenApp):
         with open(os.environ[SPEC_ENV]) as f:
             self.spec = json.load(f)
         heartbeat.start(self.spec.get("heartbeat"), self.spec.get("heartbeat_s", 0.1))
-        self.fabric = make_fabric(self.spec["family"], self.spec["params"])
+        self.fabric = families.from_spec(self.spec)
         self.policy = policies.normalize(self.fabric, self.spec.get("routing", {}))
         self.adaptive = self.policy["policy"] == "adaptive"
         self.names = {sw.dpid: sw.name for sw in self.fabric.switches.values()}

@@ -19,7 +19,7 @@
 #      since the last install: a stamp file in the venv records both
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
-# What it changes on the machine, and how to undo it: README.md, "What the install changes".
+# What it changes on the machine, and how to undo it: docs/install.md.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$(readlink -f "$0")")/.." && pwd)
@@ -64,7 +64,7 @@ apt_install() {   # apt_install PKG...: update the lists, then install without r
   quiet "${apt[@]}" update || say "apt-get update failed; trying with the package lists there are"
   say "apt-get install $*"
   quiet "${apt[@]}" install -y --no-install-recommends "$@" || die "apt-get install $* failed"
-  # Written down, so that undoing the install removes exactly these (README: "What the install
+  # Written down, so that undoing the install removes exactly these (docs/install.md: "What the install
   # changes"): apt-get purge $(cat /var/lib/hpn-testbed/apt-installed)
   mkdir -p /var/lib/hpn-testbed && printf '%s\n' "$@" >>/var/lib/hpn-testbed/apt-installed
 }

@@ -58,7 +58,7 @@ from scenarios.kit.traffic_helpers import valid
 from testbed.emulation.cluster import make_emulation
 from testbed.emulation.faults import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
-from testbed.model.presets import preset
+from testbed.model.families.hpn import SEGMENT
 from testbed.workload.paced import PacedLoad, one_flow_per_port
 
 TOR = "p0s0r0t0"       # rail 0, plane 0 (dual-ToR); single-ToR: rail 0's only ToR
@@ -135,7 +135,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
     paper = ("HPN secs. 2-3: dual-ToR turns a ToR failure into one lost port per NIC on that ToR "
              "(6.25% of a host with 8 NICs x 2 ports); single-ToR loses every host's NIC on it")
     Knobs = SegmentKnobs
-    base: ClassVar[dict] = {**preset("hpn", "segment"), "scale": SCALE}
+    base: ClassVar[dict] = {**SEGMENT, "scale": SCALE}
     x_label = "time since the ToR failed (s)"
     y_label = "segment total (Mbit/s)"
 

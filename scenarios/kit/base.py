@@ -89,11 +89,11 @@ class Scenario:
         return self
 
     def preset_settings(self, preset: str | None) -> dict:
-        """A --preset's settings (testbed/model/presets.py) for the scenario's first family."""
-        from testbed.model.presets import preset as preset_of
+        """A --preset's settings (the family's presets) for the scenario's first family."""
+        from testbed.model.families import get
         if preset and not self.families:
             raise ParamError(f"builds no fabric of its own: no preset {preset!r}")
-        return preset_of(self.families[0], preset) if preset else {}
+        return get(self.families[0]).preset(preset) if preset else {}
 
     def fabric_settings(self, family: str) -> dict:
         """What the scenario's knobs set on `family` (e.g. NICs per host on two families alike)."""

@@ -37,7 +37,7 @@ def count_arg(text: str) -> int:
 
 def cmd_capture(args) -> int:
     from testbed.emulation import capture, runlist
-    from testbed.model import make_fabric
+    from testbed.model import families
     if args.write:
         check_output("-w", args.write)
     state = runlist.running(args.fabric)
@@ -47,7 +47,7 @@ def cmd_capture(args) -> int:
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
     if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
-    where = capture.locate(make_fabric(spec["family"], spec["params"]), args.port)
+    where = capture.locate(families.from_spec(spec), args.port)
     pid = state.data.get("hosts", {}).get(where.host) if where.host else None
     argv = capture.tcpdump_argv(where, pid, args.write, args.count, args.filter)
     print(f"capturing on {where} of run {state.run_id}"

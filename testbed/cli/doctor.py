@@ -31,6 +31,9 @@ def cmd_doctor(args) -> int:
     if not report["ovs_running"]:
         missing.append("a running Open vSwitch (run `make setup` or ovs-ctl start)")
     report["missing"] = missing
+    import os
+    if os.geteuid() != 0:       # Open vSwitch's socket and some of tc's answers are root's only
+        report["note"] = "not root: what needs root to be seen may read as missing; run it with sudo"
     if args.json:
         print_json(report)
         return 1 if missing else 0
@@ -42,4 +45,6 @@ def cmd_doctor(args) -> int:
                     [(k, v or "missing") for k, v in report["versions"].items()]))
     for m in missing:
         con.print(f"[red]missing:[/red] {m}")
+    if "note" in report:
+        con.print(f"[yellow]note:[/yellow] {report['note']}")
     return 1 if missing else 0

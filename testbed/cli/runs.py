@@ -10,7 +10,7 @@ MAX_REPEAT = 100
 
 
 def add_parser(sub) -> None:
-    from testbed.model.presets import PRESETS
+    from testbed.model.families import preset_names
     ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
     ls.add_argument("--params", action="store_true", help="each scenario's parameters and defaults")
     ls.add_argument("--json", action="store_true")
@@ -23,8 +23,9 @@ def add_parser(sub) -> None:
                    help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
-    r.add_argument("--preset", choices=sorted({n for shapes in PRESETS.values() for n in shapes}),
-                   help="a named fabric shape (testbed/model/presets.py); --set overrides it")
+    r.add_argument("--preset", choices=preset_names(),
+                   help="a named fabric shape (the family's presets, testbed/model/families); --set "
+                        "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
@@ -169,7 +170,8 @@ def machine_preflight():
 
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
-    would before building anything; one line per file (ParamError, exit 2, on the first bad one)."""
+    would before building anything; one line per file, or under --json one envelope listing them
+    (ParamError, exit 2, on the first bad one)."""
     from testbed import experiments
     from testbed.model.params import parse_settings
     if not args.names:
@@ -178,11 +180,15 @@ def check_files(args) -> int:
     if scenarios:
         raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
     settings = parse_settings(args.set)
-    checked = [experiments.load(name).configure(settings, args.quick, args.preset) for name in args.names]
-    for run in checked:
-        spec = run.spec
-        print(f"{spec.path}: valid ({spec.family}, {len(spec.traffic)} traffic, {len(spec.faults)} fault, "
-              f"{len(spec.expects)} expect)")
+    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec for name in args.names]
+    found = [{"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
+              "faults": len(spec.faults), "expects": len(spec.expects)} for spec in checked]
+    if args.json:
+        print_json(found)
+        return 0
+    for f in found:
+        print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
+              f"{f['expects']} expect)")
     return 0
 
 

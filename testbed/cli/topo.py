@@ -11,28 +11,27 @@ def add_fabric_args(parser) -> None:
                         help=" | ".join(FAMILIES))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a model parameter (repeatable), e.g. --set hosts=4")
-    from testbed.model.presets import PRESETS
-    names = sorted({name for shapes in PRESETS.values() for name in shapes})
-    parser.add_argument("--preset", choices=names,
-                        help="a named shape (testbed/model/presets.py: segment = one full HPN "
+    from testbed.model.families import preset_names
+    parser.add_argument("--preset", choices=preset_names(),
+                        help="a named shape (the family's presets: segment = one full HPN "
                              "segment, 1,088 NICs); --set overrides its parameters")
 
 
 def fabric_settings(args) -> dict:
     """The fabric's parameters: the --preset's, then each --set over them."""
+    from testbed.model.families import get
     from testbed.model.params import parse_settings
-    from testbed.model.presets import preset
-    return {**preset(args.family, args.preset), **parse_settings(args.set)}
+    return {**get(args.family).preset(args.preset), **parse_settings(args.set)}
 
 
 def add_parser(sub) -> None:
-    from testbed.model import budget
+    from testbed.model.families import budgeted
     t = sub.add_parser("topo", help="the fabric model: port budgets and pictures, nothing built")
     tsub = t.add_subparsers(dest="topo_command", required=True)
     b = tsub.add_parser("budget", help="full-scale port budgets (claims B1-B4)")
-    b.add_argument("family", choices=list(budget.CLAIMS))
+    b.add_argument("family", choices=list(budgeted()))
     b.add_argument("--preset", default="paper",
-                   choices=sorted({p for presets in budget.PRESETS.values() for p in presets}))
+                   choices=sorted({p for f in budgeted().values() for p in f.budget.presets}))
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=cmd_topo_budget)
     s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")

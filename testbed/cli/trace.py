@@ -37,14 +37,14 @@ def cmd_trace(args) -> int:
     from testbed.emulation import runlist
     from testbed.emulation.hosts import AttachedHost
     from testbed.emulation.trace import local_appctl, trace
-    from testbed.model import make_fabric
+    from testbed.model import families
     if os.geteuid() != 0:
         raise ParamError("trace needs root (it reads a run's private state and its switches)")
     state = runlist.running(args.fabric)
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
     if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
-    fab = make_fabric(spec["family"], spec["params"])
+    fab = families.from_spec(spec)
     src, dst = fab.nic(args.src), fab.nic(args.dst)
     if not state.data.get("servers") and "hosts" not in state.data:
         raise ParamError(f"run {state.run_id} is still coming up (its hosts are not recorded yet); "

@@ -97,19 +97,26 @@ def refuse_meaningless(args) -> None:
         raise ParamError("--json with --cli: the CLI is for a person; use one of them")
 
 
-def cmd_up(args) -> int:
+def prepare(args):
+    """(fabric, options) of an `up`, every argument checked against the model, with no root and
+    nothing created (ParamError, one line): what `up` does before it builds anything."""
     from testbed.emulation.build import Options
-    from testbed.emulation.cluster import make_emulation, on_servers
-    from testbed.measure import checks
-    from testbed.model import make_fabric
+    from testbed.model import make_fabric, wiring
     refuse_meaningless(args)
-    keep_requested(args)
-    fab = make_fabric(args.family, fabric_settings(args))   # validated before anything is created
+    fab = make_fabric(args.family, fabric_settings(args))
     if args.detector and not any(len(n.ports) > 1 for n in fab.nics()):
         raise ParamError(f"--detector: no NIC of this {fab.family} fabric has two ports (the "
                          "detector takes a silent port out of a dual-ported NIC's bond)")
-    options = Options(routing=routing_options(args, fab), detector=args.detector,
-                      miswire=tuple(args.miswire))
+    wiring.parse_swaps(fab, list(args.miswire))
+    return fab, Options(routing=routing_options(args, fab), detector=args.detector,
+                        miswire=tuple(args.miswire))
+
+
+def cmd_up(args) -> int:
+    from testbed.emulation.cluster import make_emulation, on_servers
+    from testbed.measure import checks
+    fab, options = prepare(args)        # validated before anything is created
+    keep_requested(args)
     with on_servers(servers_of(args)), make_emulation(fab, options) as emu:
         info = emu.describe()
         results = []

@@ -20,13 +20,13 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import system
+from testbed.model import families
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER = "controller.launcher"
@@ -62,8 +62,7 @@ class ControllerProcess:
     def write_spec(self) -> None:
         """What the controller reads at its start, written atomically (`trace` reads it too)."""
         files.write_json(self.state.dir, self.spec_file.name, {
-            "family": self.fabric.family, "params": asdict(self.fabric.params),
-            "routing": self.routing, "status": str(self.status_file),
+            **families.spec_of(self.fabric), "routing": self.routing, "status": str(self.status_file),
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
             "heartbeat_s": HEARTBEAT_S})
 

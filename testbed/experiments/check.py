@@ -109,12 +109,12 @@ def key_in(message: str, keys) -> str | None:
 
 def read_fabric(r: Reader):
     from testbed.model import FAMILIES, make_fabric
-    from testbed.model.presets import preset
+    from testbed.model.families import get
     family = r.get("family", str, required=True, choices=list(FAMILIES))
     name = r.get("preset", str)
     settings = {k: v for k, v in r.data.items() if k not in ("family", "preset")}
     try:
-        return make_fabric(family, {**preset(family, name), **settings}), family, settings
+        return make_fabric(family, {**get(family).preset(name), **settings}), family, settings
     except ParamError as e:
         r.fail(key_in(str(e), settings) or ("preset" if name and "preset" in str(e) else None), str(e))
 
@@ -131,7 +131,8 @@ def read_routing(r: Reader, fab) -> tuple[dict, bool]:
         normalize(fab, routing)
     except ParamError as e:
         r.fail(key_in(str(e), routing) or ("matrix" if "matrix" in str(e) else None), str(e))
-    if routing.get("core") == "per-port" and fab.family != "hpn":
+    from testbed.model import families
+    if routing.get("core") == "per-port" and families.of(fab).default_core != "per-port":
         r.fail("core", f"'per-port': per-port core rules are HPN's (claim C8); {fab.family} hashes "
                        "at every tier (core = \"ecmp\")")
     detector = r.get("detector", bool, False)

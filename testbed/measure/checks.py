@@ -30,11 +30,11 @@ def ping_pairs(fab, full: bool = False) -> list[tuple]:
     ALL_PAIRS_UP_TO NICs (or with `full`); above that a sample that grows with the fabric, not
     with its square: on each rail, every NIC pings the same-rail NIC of the next host (so every
     NIC sends and answers), and every pair of rails is crossed once where the fabric routes it.
-    Every ToR port has already carried its NIC's announcement to the controller (readiness)."""
+    Every ToR port has already carried its NIC's announcement to the controller (readiness).
+    The shell's pingall samples otherwise, on purpose (testbed.cli.shell_mininet.pingall_pairs)."""
     nics = fab.nics()
     if full or len(nics) <= ALL_PAIRS_UP_TO:
-        return [(a, b) for a, b in itertools.permutations(nics, 2)
-                if a.host != b.host and fab.reachable(a, b)]
+        return fab.routed_pairs()
     by_rail: dict[int, list] = {}
     for nic in nics:
         by_rail.setdefault(nic.rail, []).append(nic)

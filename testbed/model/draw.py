@@ -1,19 +1,19 @@
 """A teaching picture of a fabric: tiers in rows, links coloured by plane, rail or pod.
 
 Hosts sit at the bottom, then tier 1 (ToR / leaf / edge), tier 2 (agg / spine) and tier 3 (core).
-Links are coloured by what separates the family's traffic: HPN by plane (the ToR side of a pair),
-or by rail for single-ToR; MPFT by plane; MRFT by rail (its spines are shared, so they stay grey);
-a three-tier Clos by pod. Uses matplotlib's Agg canvas directly, never pyplot or a display.
+Links are coloured by what separates the family's traffic, as each family says (Family.group):
+HPN by plane (the ToR side of a pair), or by rail for single-ToR; MPFT by plane; MRFT by rail
+(its spines are shared, so they stay grey); a three-tier Clos by pod. Uses matplotlib's Agg canvas directly, never pyplot or a display.
 """
 from __future__ import annotations
 
-import dataclasses
 import io
 import textwrap
 from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
+from testbed.model import families
 from testbed.model.fabric import Fabric
 
 MAX_NODES = 300          # hosts + switches; beyond this the picture teaches nothing
@@ -25,30 +25,9 @@ CROWDED = 22             # nodes in the widest row beyond which names are turned
 
 
 def _switch_key(fab: Fabric, name: str):
-    """(group number, legend label) a switch belongs to, or None when it is shared."""
-    s = fab.switches[name]
-    p = fab.params
-    if fab.family == "hpn":
-        if s.role == "core":
-            return None
-        if p.single_tor:                      # one ToR per rail: colour by rail
-            return (s.coords[2], f"rail {s.coords[2]}") if s.role == "tor" else None
-        if s.plane is None:                   # dual-ToR without dual-plane: aggs are shared
-            return None
-        what = "plane" if p.is_dual_plane else "ToR side"
-        return s.plane, f"{what} {s.plane}"
-    if fab.family == "railonly":              # tier 2 is split by rail: colour by rail
-        if s.role == "core":
-            return None
-        rail = s.coords[2] if s.role == "tor" else s.coords[1]
-        return rail, f"rail {rail}"
-    if fab.family == "mpft":
-        return s.plane, f"plane {s.plane}"
-    if fab.family == "mrft":
-        return (s.coords[0], f"rail {s.coords[0]}") if s.role == "leaf" else None
-    if s.pod is not None:                     # clos3 and anything else with pods
-        return s.pod, f"pod {s.pod}"
-    return None
+    """(group number, legend label) a switch belongs to, or None when it is shared: the family's
+    own answer (Family.group)."""
+    return families.of(fab).group(fab, fab.switches[name])
 
 
 def _link_key(fab: Fabric, link):
@@ -67,11 +46,7 @@ def _rows(fab: Fabric) -> dict[int, list[str]]:
 
 
 def _title(fab: Fabric, columns: int) -> str:
-    params = {k: v for k, v in dataclasses.asdict(fab.params).items() if k != "scale"}
-    if fab.family == "hpn":
-        params["planes"] = fab.params.planes
-        params["ToRs/segment"] = fab.params.tors_per_segment
-        params.pop("tors", None)
+    params = families.of(fab).title(fab.params)
     text = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
                      for k, v in params.items() if v is not None)
     return f"{fab.family.upper()} fabric\n" + "\n".join(textwrap.wrap(text, columns))
@@ -149,8 +124,7 @@ def _legend(ax, fabric: Fabric, groups: dict[int, str], any_shared: bool) -> Non
                for g in sorted(groups)]
     if any_shared:
         handles.append(Line2D([], [], color=SHARED, lw=2.5, marker="o", markeredgecolor="black",
-                              label="shared by all " + ("pods" if fabric.family == "clos3"
-                                                        else "planes / rails")))
+                              label="shared by all " + families.of(fabric).shared))
     handles.append(Line2D([], [], color="black", marker="s", ls="", markerfacecolor="#e8e8e8",
                           label="host (NIC ports = its links)"))
     handles.append(Line2D([], [], color="black", marker="o", ls="", markerfacecolor="white",

@@ -231,6 +231,32 @@ class Fabric:
     def reachable(self, src: Nic, dst: Nic) -> bool:
         return self.equal_cost_paths(src, dst) > 0
 
+    def parts(self) -> dict[str, int]:
+        """switch -> the number of the connected part of the switches it belongs to (shared)."""
+        def build():
+            part: dict[str, int] = {}
+            adjacency = self.adjacency()
+            for number, start in enumerate(s for s in self.switches if s not in part):
+                part[start], todo = number, [start]
+                while todo:
+                    for _, neighbour, _ in adjacency.get(todo.pop(), ()):
+                        if neighbour not in part:
+                            part[neighbour] = number
+                            todo.append(neighbour)
+            return part
+        return self._table("parts", build)
+
+    def routed_pairs(self, hosts: list[str] | None = None) -> list[tuple[Nic, Nic]]:
+        """Every (src, dst) pair of NICs on different hosts among `hosts` (default all) that the
+        cabling joins (as `reachable`: cabled to one connected part of the switches), in NIC
+        order. Found once per NIC rather than by a path search per pair: large fabrics stay fast."""
+        part = self.parts()
+        parts = {n.name: {part[sw] for sw, _ in self.attachments(n)} for n in self.nics()}
+        names = hosts or list(self.hosts)
+        return [(src, dst) for src in (n for h in names for n in self.hosts[h].nics)
+                for dst in (n for h in names if h != src.host for n in self.hosts[h].nics)
+                if parts[src.name] & parts[dst.name]]
+
     def summary(self) -> dict:
         """Counts per tier and oversubscription per tier, for `topo show`."""
         down: dict[str, float] = defaultdict(float)

@@ -1,7 +1,8 @@
 """Placement of a fabric on several servers (pure, no root): whole units, so host links are never cut.
 
-A unit is what must stay together: an HPN (or rail-only) segment (its ToRs and its hosts: every NIC port is
-cabled to a ToR of its own segment), an MPFT/MRFT host group (the hosts under leaf index j and
+A unit is what must stay together, as each family says (Family.unit): an HPN (or rail-only)
+segment (its ToRs and its hosts: every NIC port is cabled to a ToR of its own segment), an
+MPFT/MRFT host group (the hosts under leaf index j and
 the leaves j of every plane or rail), a clos3 pod (edges, aggregation switches, hosts). The top
 tier (HPN aggregation and core, the spines, the clos3 core) is one more group, kept on one
 server: the one given the fewest units. Units go to servers in contiguous blocks (neighbouring
@@ -13,28 +14,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from testbed.core.errors import ParamError
+from testbed.model import families
 from testbed.model.fabric import Fabric, Link
 
 TOP = "top"
-SEGMENTED = ("hpn", "railonly")     # families built of HPN segments (ToRs + hosts per segment)
 
 
 def unit_of(fabric: Fabric, node: str) -> str:
-    """The unit a switch or host belongs to (a label such as 'p0s1', 'g2', 'p1'), or TOP."""
-    family = fabric.family
-    if node in fabric.hosts:
-        coords = fabric.hosts[node].coords
-        if family in SEGMENTED:
-            return f"p{coords[0]}s{coords[1]}"
-        return f"p{coords[0]}" if family == "clos3" else f"g{coords[0]}"
-    sw = fabric.switches[node]
-    if family in SEGMENTED:
-        return f"p{sw.coords[0]}s{sw.coords[1]}" if sw.role == "tor" else TOP
-    if family == "clos3":
-        return TOP if sw.role == "core" else f"p{sw.coords[0]}"
-    if family in ("mpft", "mrft"):
-        return f"g{sw.coords[1]}" if sw.role == "leaf" else TOP
-    raise ParamError(f"no placement rule for family {family!r}")
+    """The unit a switch or host belongs to (a label such as 'p0s1', 'g2', 'p1'), or TOP: the
+    family's own answer (Family.unit)."""
+    unit = families.of(fabric).unit(fabric, node)
+    return TOP if unit is None else unit
 
 
 @dataclass(frozen=True)

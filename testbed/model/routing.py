@@ -53,14 +53,6 @@ def routes_to(fabric: Fabric, ip: str, mac: str, attachments: Iterable[Port],
     return routes
 
 
-def host_facing_ports(fabric: Fabric) -> dict[str, list[int]]:
-    """switch -> ports cabled to host NICs (where ARP goes to the controller)."""
-    ports: dict[str, list[int]] = {}
-    for link in fabric.host_links():
-        ports.setdefault(link.b, []).append(link.b_port)
-    return ports
-
-
 FIVE_TUPLE = ("ip_src", "ip_dst", "nw_proto", "tcp_src", "tcp_dst")
 ECMP_MODES = ("polarized", "seeded")
 

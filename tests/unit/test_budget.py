@@ -5,6 +5,7 @@ import pytest
 
 from testbed.core.errors import ParamError
 from testbed.model import budget as B
+from testbed.model.families import get
 
 # (claim, key) -> the paper's figure, with the rounding the paper uses applied to the model's.
 PAPER = {
@@ -87,10 +88,10 @@ def test_step_table_lands_on_counted_figures(hpn):
 
 
 def test_presets_follow_the_papers():
-    hpn = B.PRESETS["hpn"]["paper"]
+    hpn = get("hpn").budget.presets["paper"]
     assert (hpn["rails"], hpn["nics"], hpn["hosts"], hpn["backup_hosts"]) == (8, 8, 136, 8)
     assert (hpn["segments"], hpn["aggs_per_plane"], hpn["cores"], hpn["pods"]) == (15, 60, 8, 2)
-    mpft = B.PRESETS["mpft"]["paper"]
+    mpft = get("mpft").budget.presets["paper"]
     assert (mpft["planes"], mpft["leaves"], mpft["spines"], mpft["hosts_per_leaf"],
             mpft["radix"]) == (8, 64, 32, 32, 64)
 

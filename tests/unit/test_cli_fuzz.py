@@ -25,7 +25,7 @@ LONG = "x" * 5000      # longer than any path the kernel takes
 
 
 def number_params(family):
-    cls = FAMILIES[family][0]
+    cls = FAMILIES[family].params
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         kind = _target(hints[f.name])[0]

@@ -24,6 +24,7 @@ JSON_COMMANDS = [
     ["servers", "list", "--json"], ["up", "hpn", "--set", "nosuch=1", "--json"],
     ["run", "nosuch", "--json"], ["trace", "--fabric", "nosuch", "a", "b", "--json"],
     ["servers", "up", "0", "--json"],
+    ["run", str(ROOT / "experiments" / "nic0-link-down.toml"), "--check", "--json"],
 ]
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from testbed.core.errors import ParamError
 from testbed.model import FAMILIES, make_fabric
-from testbed.model.budget import PRESETS
+from testbed.model.families import get
 from testbed.model.draw import MAX_NODES, draw
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -36,7 +36,7 @@ def test_single_tor_hpn(tmp_path):
 
 @pytest.mark.parametrize("family", ["hpn", "mpft"])
 def test_refuses_paper_preset(family, tmp_path):
-    settings = dict(PRESETS[family]["paper"], **({"pods": 1} if family == "hpn" else {}))
+    settings = dict(get(family).budget.presets["paper"], **({"pods": 1} if family == "hpn" else {}))
     fabric = make_fabric(family, settings, emulated=False)
     with pytest.raises(ParamError, match="too large to draw"):
         draw(fabric, tmp_path / "big.png")

@@ -133,6 +133,23 @@ def test_a_malformed_file_is_one_line_and_exit_2(why, content, message, schema, 
         assert bool(schema_errors(path)) == schema, (why, schema_errors(path))
 
 
+def test_check_json_is_the_envelope_and_nothing_else(tmp_path, capsys):
+    """`--check --json`: one JSON document on stdout (the envelope of every command), listing each
+    file; a bad file is the error envelope, its one line on stderr."""
+    assert main(["run", *map(str, EXAMPLES), "--check", "--json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert (doc["command"], doc["ok"], err) == ("run", True, "")
+    assert [f["file"] for f in doc["result"]] == [str(p) for p in EXAMPLES]
+    assert all(f["valid"] and f["family"] and f["traffic"] >= 1 for f in doc["result"])
+    bad = str(write(tmp_path, edit("nics = 3", "nics = 0")))
+    assert main(["run", bad, "--check", "--json"]) == 2
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert (doc["ok"], doc["exit_status"]) == (False, 2) and bad in doc["error"]
+    assert len(err.splitlines()) == 1
+
+
 def test_check_refuses_scenarios_and_an_empty_list(capsys):
     assert main(["run", "hash-polarization", "--check"]) == 2
     assert main(["run", "--check"]) == 2

@@ -11,8 +11,10 @@ import pytest
 from testbed.core.errors import ParamError
 from testbed.model import FAMILIES, limits, make_fabric
 from testbed.model import fabric as fabric_module
-from testbed.model.budget import PRESETS
+from testbed.model.families import budgeted
 from testbed.model.params import _target
+
+PAPER = {name: f.budget.presets["paper"] for name, f in budgeted().items()}
 
 
 def number_fields(cls):
@@ -27,13 +29,13 @@ def nothing_built(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("a model object was built")
     monkeypatch.setattr(fabric_module.Fabric, "__init__", forbidden)
-    for family, (cls, _) in FAMILIES.items():
-        monkeypatch.setitem(FAMILIES, family, (cls, forbidden))
+    for name, family in FAMILIES.items():
+        monkeypatch.setitem(FAMILIES, name, dataclasses.replace(family, build=forbidden))
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_every_number_parameter_has_bounds(family):
-    cls = FAMILIES[family][0]
+    cls = FAMILIES[family].params
     for name, _ in number_fields(cls):
         lo, hi, why = cls.BOUNDS[name]
         default = getattr(cls, name)
@@ -53,7 +55,7 @@ def bad_values(cls, name, kind):
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_bad_numbers_are_refused_by_name(family, nothing_built):
-    cls = FAMILIES[family][0]
+    cls = FAMILIES[family].params
     for name, kind in number_fields(cls):
         for value in bad_values(cls, name, kind):
             with pytest.raises(ParamError, match=f"^{name}="):
@@ -145,7 +147,7 @@ def test_emulator_size_limit_before_building(nothing_built):
     with pytest.raises(ParamError, match="aggs_per_plane=60000: 240,010 switches; the emulator's"):
         make_fabric("hpn", {"aggs_per_plane": 60000})
     with pytest.raises(ParamError, match="728 switches; the emulator.s limit is 512"):
-        make_fabric("hpn", PRESETS["hpn"]["paper"])
+        make_fabric("hpn", PAPER["hpn"])
 
 
 def test_model_limit_is_larger_but_refuses_absurd_sizes(nothing_built):
@@ -157,9 +159,9 @@ def test_model_limit_is_larger_but_refuses_absurd_sizes(nothing_built):
                                  radix=65280), emulated=False)
 
 
-@pytest.mark.parametrize("family", list(PRESETS))
+@pytest.mark.parametrize("family", list(PAPER))
 def test_paper_presets_fit_the_model(family):
-    fab = make_fabric(family, PRESETS[family]["paper"], emulated=False)
+    fab = make_fabric(family, PAPER[family], emulated=False)
     assert fab.params.size().links == len(fab.links)
 
 

@@ -4,6 +4,7 @@ import pytest
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
 from testbed.model import policies as P
+from testbed.model.families import get
 
 
 def test_normalize_defaults_and_errors():
@@ -28,7 +29,7 @@ def test_core_is_refused_without_a_core_tier(family, settings, core):
     fab = make_fabric(family, settings)
     with pytest.raises(ParamError, match=f"routing core='{core}': this {family} fabric has no core tier"):
         P.normalize(fab, {"core": core})
-    assert P.normalize(fab, {})["core"] == P.default_core(family)   # the default still applies
+    assert P.normalize(fab, {})["core"] == get(family).default_core   # the default still applies
 
 
 @pytest.mark.parametrize("family", ["hpn", "clos3"])

@@ -9,6 +9,7 @@ from testbed.measure.checks import ping_pairs
 from testbed.model import budget as B
 from testbed.model import make_fabric, wiring
 from testbed.model.draw import draw
+from testbed.model.families import get
 from testbed.model.policies import Forwarding, all_routes
 from testbed.model.routing import routes_to, shortest_path_links
 
@@ -137,8 +138,8 @@ def test_budget_shows_the_pod_a_rail_only_tier_2_buys(c13):
 
 
 def test_budget_preset_is_hpns_paper_shape_in_one_pod():
-    ro, hpn = B.PRESETS["railonly"]["paper"], B.PRESETS["hpn"]["paper"]
+    ro, hpn = get("railonly").budget.presets["paper"], get("hpn").budget.presets["paper"]
     assert {k: v for k, v in ro.items() if k not in ("pods", "segments")} == \
         {k: v for k, v in hpn.items() if k not in ("pods", "segments")}
     assert (ro["pods"], ro["segments"]) == (1, 120)
-    assert B.CLAIMS["railonly"] == ("C13",)
+    assert get("railonly").budget.claims == ("C13",)

@@ -1,34 +1,113 @@
-"""Fabric families and the one entry point that makes a fabric from a family name and settings."""
+"""The registry of fabric families, and the one entry point that makes a fabric from a family name.
+
+Adding a family is one module exporting one Family (families/family.py says what it answers)
+and one line in BUILT_IN; a family of the user's own is a Python file passed to `load`, which
+registers the Family objects it defines (what a `--custom FILE.py` option would call).
+"""
 from __future__ import annotations
 
-from testbed.core.errors import ParamError
-from testbed.model import limits
-from testbed.model.fabric import Fabric
-from testbed.model.families import clos3, hpn, mpft, mrft, railonly
-from testbed.model.params import make_params
+import dataclasses
+import importlib.util
+import sys
+import zlib
+from pathlib import Path
 
-FAMILIES = {
-    "hpn": (hpn.HpnParams, hpn.build),
-    "mpft": (mpft.MpftParams, mpft.build),
-    "mrft": (mrft.MrftParams, mrft.build),
-    "clos3": (clos3.Clos3Params, clos3.build),
-    "railonly": (railonly.RailOnlyParams, railonly.build),
-}
+from testbed.core.errors import ParamError
+from testbed.model.fabric import Fabric
+from testbed.model.families.clos3 import CLOS3
+from testbed.model.families.family import Budget, Family, check
+from testbed.model.families.hpn import HPN
+from testbed.model.families.mpft import MPFT
+from testbed.model.families.mrft import MRFT
+from testbed.model.families.railonly import RAILONLY
+
+__all__ = ["FAMILIES", "Budget", "Family", "budgeted", "from_spec", "get", "load", "make_fabric",
+           "of", "preset_names", "register", "spec_of"]
+
+BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY]
+
+FAMILIES: dict[str, Family] = {}     # name -> Family, in registration order
+
+
+def register(family: Family) -> Family:
+    """Add `family` to the registry and return it; ParamError (one line) for a name already taken
+    or a missing answer (families.family.check)."""
+    check(family, FAMILIES)
+    FAMILIES[family.name] = family
+    return family
+
+
+def get(name: str) -> Family:
+    """The registered family called `name`; ParamError naming the choices."""
+    if name not in FAMILIES:
+        raise ParamError(f"unknown family {name!r}; choose from {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def of(fabric: Fabric) -> Family:
+    """The family a built fabric belongs to."""
+    return get(fabric.family)
+
+
+def budgeted() -> dict[str, Family]:
+    """The families with a full-scale port budget (`topo budget`), in registration order."""
+    return {name: f for name, f in FAMILIES.items() if f.budget is not None}
+
+
+def preset_names() -> list[str]:
+    """Every emulated preset's name, of any family (the choices of `--preset`)."""
+    return sorted({name for f in FAMILIES.values() for name in f.presets})
 
 
 def make_fabric(family: str, settings=None, emulated: bool = True) -> Fabric:
-    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated.
+    """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated before it
+    is built (Family.make)."""
+    return get(family).make(settings, emulated)
 
-    The parameters are checked, then the fabric's size and ports by arithmetic (limits.py),
-    and only then is it built. emulated=False takes the model's larger size limit instead of the
-    emulator's and skips the limits only Mininet has (interface names, slowest rate), for
-    paper-scale budgets.
-    """
-    if family not in FAMILIES:
-        raise ParamError(f"unknown family {family!r}; choose from {', '.join(FAMILIES)}")
-    cls, build = FAMILIES[family]
-    params = make_params(cls, settings)
-    limits.check(params, emulated)      # from the parameters alone: nothing built yet
-    fabric = build(params)
-    fabric.validate(emulated)
-    return fabric
+
+def spec_of(fabric: Fabric) -> dict:
+    """What names `fabric` to another process (a run's spec.json): its family and parameters,
+    and the file its family came from when it was loaded from one (`load`)."""
+    origin = of(fabric).origin
+    return {"family": fabric.family, "params": dataclasses.asdict(fabric.params),
+            **({"family_file": origin} if origin else {})}
+
+
+def from_spec(spec: dict) -> Fabric:
+    """The fabric `spec` (spec_of's dict) names, its family's file loaded first if it has one."""
+    if spec.get("family_file"):
+        load(spec["family_file"])
+    return make_fabric(spec["family"], spec["params"])
+
+
+def load(path) -> list[Family]:
+    """Run the Python file `path` and register every Family it registered or defines at its top
+    level (a family it imports from elsewhere is left alone). Returns them, each with `origin` =
+    the file, so that a process started later (the controller) can load the same file. Loading
+    a file twice registers nothing new."""
+    path = str(Path(path).resolve())
+    mine = [f for f in FAMILIES.values() if f.origin == path]
+    if mine:
+        return mine
+    name = f"hpn_family_{Path(path).stem}_{zlib.crc32(path.encode()):08x}"   # one per file
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ParamError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    before = set(FAMILIES)
+    sys.modules[name] = module          # where dataclasses look up the module's annotations
+    try:
+        spec.loader.exec_module(module)
+    except (OSError, SyntaxError) as e:
+        del sys.modules[name]
+        raise ParamError(f"{path}: {e}") from None
+    registered = [FAMILIES.pop(name) for name in list(FAMILIES) if name not in before]
+    found = registered + [v for v in vars(module).values() if isinstance(v, Family)
+                          and not any(v is f for f in [*FAMILIES.values(), *registered])]
+    if not found:
+        raise ParamError(f"{path}: defines no Family")
+    return [register(dataclasses.replace(family, origin=path)) for family in found]
+
+
+for _family in BUILT_IN:
+    register(_family)

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
+from testbed.model.families.family import Family
 from testbed.model.limits import Size
 from testbed.model.params import HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
@@ -70,3 +71,15 @@ def build(p: Clos3Params) -> Fabric:
             for core in cores:
                 fab.connect(f"p{pod}a{k}", core, p.uplink_gbps)
     return fab
+
+
+def pod_unit(fab: Fabric, node: str) -> str | None:
+    """Placement: a pod (its edges, aggregation switches and hosts); the core is the top."""
+    if node in fab.hosts:
+        return f"p{fab.hosts[node].coords[0]}"
+    sw = fab.switches[node]
+    return None if sw.role == "core" else f"p{sw.coords[0]}"
+
+
+# drawn by pod (the default); its shared switches are the core, shared by all pods
+CLOS3 = Family("clos3", Clos3Params, build, pod_unit, shared="pods")

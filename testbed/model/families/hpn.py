@@ -1,11 +1,30 @@
-"""Alibaba HPN: dual-ToR rail-optimized segments, a dual-plane aggregation tier, a 15:1 core."""
+"""Alibaba HPN: dual-ToR rail-optimized segments, a dual-plane aggregation tier, a 15:1 core.
+
+Preset `segment` (emulated): one full HPN segment at its true host-side port count (HPN sec. 4):
+136 hosts (8 of them backups) with 8 NICs each on 8 rails, every NIC dual-ported to its rail's
+two ToRs: 16 ToRs, 1,088 NICs, 2,176 host links, one pod. The uplink tier is scaled down from
+60 x 400G per ToR to 8 aggregation switches per plane, one uplink from every ToR to each of its
+plane's 8, at 3,000 Gb/s each: 8 x 3,000 = 60 x 400 = 24 Tb/s, so each ToR keeps HPN's
+oversubscription (27.2 / 24 = 1.133 with the backups, 1.067 without). A ToR needs 136 + 8 = 144
+ports. Rates: 0.001 Mbit/s per paper Gb/s (a 200G host port becomes 0.2 Mbit/s): with every NIC
+of the segment sending, the fabric's packets per second stay within what the userspace datapath
+forwards on 2 cores.
+
+Budget preset `paper` (counted, never emulated; budget_hpn.py): HPN sec. 3: a segment is 16 ToRs
+(8 dual-ToR pairs, one per rail) under 136 hosts of 8 GPUs, 8 of the hosts spares; 200G per NIC
+port, 60 x 400G up per ToR; a pod is 15 segments and 2 planes of 60 aggregation switches; each
+aggregation switch has 120 ports down and 8 up toward a 15:1 core. pods=2 so that the core tier
+exists at all.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.core.errors import ParamError
-from testbed.model.fabric import Fabric
+from testbed.model import budget_hpn
+from testbed.model.fabric import Fabric, Switch
+from testbed.model.families.family import Budget, Family, all_but_scale
 from testbed.model.limits import Size
 from testbed.model.params import BUNDLE_GBPS, HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
@@ -187,3 +206,52 @@ def add_core(fab: Fabric, p: HpnParams) -> None:
     for agg in [s for s in fab.switches if fab.switches[s].role == "agg"]:
         for core in cores:
             fab.connect(agg, core, down[agg] / p.core_oversubscription / p.cores)
+
+
+# ---- what the testbed asks of the family besides its fabric ----
+
+def segment_unit(fab: Fabric, node: str) -> str | None:
+    """Placement of a fabric built of HPN segments (hpn, railonly): a segment (its ToRs and hosts:
+    every NIC port is cabled to a ToR of its own segment); aggregation and core are the top."""
+    if node in fab.hosts:
+        coords = fab.hosts[node].coords
+        return f"p{coords[0]}s{coords[1]}"
+    sw = fab.switches[node]
+    return f"p{sw.coords[0]}s{sw.coords[1]}" if sw.role == "tor" else None
+
+
+def by_plane(fab: Fabric, s: Switch) -> tuple[int, str] | None:
+    """Drawing: by plane (the ToR side of a pair), by rail single-ToR; the core is shared."""
+    p = fab.params
+    if s.role == "core":
+        return None
+    if p.single_tor:                      # one ToR per rail: colour by rail
+        return (s.coords[2], f"rail {s.coords[2]}") if s.role == "tor" else None
+    if s.plane is None:                   # dual-ToR without dual-plane: aggs are shared
+        return None
+    what = "plane" if p.is_dual_plane else "ToR side"
+    return s.plane, f"{what} {s.plane}"
+
+
+def title(p: HpnParams) -> dict[str, object]:
+    """The picture's title: planes and ToRs per segment as built, not the `tors` override."""
+    shown = all_but_scale(p)
+    shown["planes"] = p.planes
+    shown["ToRs/segment"] = p.tors_per_segment
+    shown.pop("tors", None)
+    return shown
+
+
+SEGMENT = {"pods": 1, "segments": 1, "hosts": 136, "backup_hosts": 8, "nics": 8, "rails": 8,
+           "aggs_per_plane": 8, "uplink_gbps": 3000, "radix": 144, "scale": 0.001}
+PAPER = {"pods": 2, "segments": 15, "hosts": 136, "backup_hosts": 8, "nics": 8, "rails": 8,
+         "aggs_per_plane": 60, "cores": 8, "core_oversubscription": 15.0,
+         "host_gbps": 200, "uplink_gbps": 400,
+         # the model's radix counts cables: a ToR uses 136 split 200G ports + 60 up,
+         # and with 2 pods a core switch takes 2 x 120 aggregation uplinks
+         "radix": 256}
+
+HPN = Family("hpn", HpnParams, build, segment_unit, presets={"segment": SEGMENT},
+             budget=Budget(("B1", "B2", "B3"), {"paper": PAPER}, budget_hpn.count),
+             # HPN's core uses per-port rules (HPN sec. 6); the other families hash at every tier
+             default_core="per-port", group=by_plane, title=title)

@@ -23,3 +23,12 @@ def mesh(fab: Fabric, leaves: list[str], spines: list[str], gbps: float) -> None
     for leaf in leaves:
         for spine in spines:
             fab.connect(leaf, spine, gbps)
+
+
+def group_unit(fab: Fabric, node: str) -> str | None:
+    """Placement: a host group (the hosts under leaf index j and the leaves j of every plane or
+    rail: coords (plane or rail, j)); the spines are the top."""
+    if node in fab.hosts:
+        return f"g{fab.hosts[node].coords[0]}"
+    sw = fab.switches[node]
+    return f"g{sw.coords[1]}" if sw.role == "leaf" else None

@@ -4,8 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from testbed.model.fabric import Fabric
-from testbed.model.families.leafspine import add_hosts, mesh
+from testbed.model import budget_mpft
+from testbed.model.fabric import Fabric, Switch
+from testbed.model.families.family import Budget, Family
+from testbed.model.families.leafspine import add_hosts, group_unit, mesh
 from testbed.model.limits import Size
 from testbed.model.params import HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
@@ -53,3 +55,17 @@ def build(p: MpftParams) -> Fabric:
     for plane in range(p.planes):
         mesh(fab, leaves[plane], spines[plane], p.uplink_gbps)
     return fab
+
+
+def by_plane(fab: Fabric, s: Switch) -> tuple[int, str]:
+    """Drawing: every switch belongs to one plane."""
+    return s.plane, f"plane {s.plane}"
+
+
+# DeepSeek-V3 sec. 5.1 / Table 3 (B4, budget_mpft.py): 64-port 400G switches, per plane 64 leaves
+# x 32 hosts down and 32 spines, 8 planes (NIC i of every node in plane i).
+PAPER = {"planes": 8, "leaves": 64, "spines": 32, "hosts_per_leaf": 32, "host_gbps": 400,
+         "uplink_gbps": 400, "radix": 64}
+
+MPFT = Family("mpft", MpftParams, build, group_unit, group=by_plane,
+              budget=Budget(("B4",), {"paper": PAPER}, budget_mpft.count))

@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from testbed.model.fabric import Fabric
-from testbed.model.families.leafspine import add_hosts, mesh
+from testbed.model.fabric import Fabric, Switch
+from testbed.model.families.family import Family
+from testbed.model.families.leafspine import add_hosts, group_unit, mesh
 from testbed.model.limits import Size
 from testbed.model.params import HOSTS_PER_OCTET, IP_OCTET, OPENFLOW_PORTS, Params
 
@@ -50,3 +51,11 @@ def build(p: MrftParams) -> Fabric:
     for rail in range(p.rails):
         mesh(fab, leaves[rail], spines, p.uplink_gbps)
     return fab
+
+
+def by_rail(fab: Fabric, s: Switch) -> tuple[int, str] | None:
+    """Drawing: leaves by rail; the spines are shared by all rails, so they stay grey."""
+    return (s.coords[0], f"rail {s.coords[0]}") if s.role == "leaf" else None
+
+
+MRFT = Family("mrft", MrftParams, build, group_unit, group=by_rail)

@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from testbed.model.fabric import Fabric
-from testbed.model.families.hpn import HpnParams, add_agg_set, assemble, pod_tors
+from testbed.model import budget_railonly
+from testbed.model.fabric import Fabric, Switch
+from testbed.model.families.family import Budget, Family
+from testbed.model.families.hpn import PAPER, HpnParams, add_agg_set, assemble, pod_tors, segment_unit
 
 
 @dataclass(frozen=True)
@@ -39,3 +41,18 @@ def add_rail_aggregation(fab: Fabric, p: RailOnlyParams, pod: int) -> None:
     for rail in range(p.rails):
         add_agg_set(fab, p, pod, [t for t in tors if t.coords[2] == rail], f"p{pod}r{rail}",
                     (pod, rail))
+
+
+def by_rail(fab: Fabric, s: Switch) -> tuple[int, str] | None:
+    """Drawing: tier 2 is split by rail, so every switch but the core is coloured by its rail."""
+    if s.role == "core":
+        return None
+    rail = s.coords[2] if s.role == "tor" else s.coords[1]
+    return rail, f"rail {rail}"
+
+
+# HPN lessons, Table 4 (C13; budget_railonly.py): HPN's paper segments and switches, one pod,
+# tier 2 rail-only; as many segments as an aggregation switch has ports down (120).
+RAILONLY = Family("railonly", RailOnlyParams, build, segment_unit, group=by_rail,
+                  budget=Budget(("C13",), {"paper": dict(PAPER, pods=1, segments=120)},
+                                budget_railonly.count))

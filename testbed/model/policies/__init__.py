@@ -31,7 +31,7 @@ from testbed.model.policies.adaptive import (
     update_rate,
 )
 from testbed.model.policies.forwarding import CoreRule, Forwarding, all_routes, switch_links
-from testbed.model.policies.options import CORE_MODES, POLICIES, default_core, normalize
+from testbed.model.policies.options import CORE_MODES, POLICIES, normalize
 from testbed.model.policies.per_port_core import core_pairing, core_rules
 from testbed.model.policies.static import (
     all_paths,
@@ -44,7 +44,7 @@ from testbed.model.policies.static import (
 
 __all__ = [
     "Port", "MAX_HOPS", "Hop",
-    "POLICIES", "CORE_MODES", "default_core", "normalize",
+    "POLICIES", "CORE_MODES", "normalize",
     "all_routes", "CoreRule", "Forwarding", "switch_links",
     "core_pairing", "core_rules",
     "destination_index", "all_paths", "static_choices", "static_routes", "matrix_paths",

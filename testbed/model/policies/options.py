@@ -2,16 +2,12 @@
 from __future__ import annotations
 
 from testbed.core.errors import ParamError
+from testbed.model import families
 from testbed.model.fabric import Fabric
 from testbed.model.routing import ECMP_MODES
 
 POLICIES = ("ecmp", "static", "adaptive")
 CORE_MODES = ("per-port", "ecmp")
-
-
-def default_core(family: str) -> str:
-    """HPN's core uses per-port rules (HPN sec. 6); the other families hash at every tier."""
-    return "per-port" if family == "hpn" else "ecmp"
 
 
 def check_core_applies(fabric: Fabric, core: object) -> None:
@@ -38,7 +34,7 @@ def normalize(fabric: Fabric, routing: dict | None) -> dict:
     if "core" in r:
         check_core_applies(fabric, r["core"])
     r.setdefault("ecmp", "seeded")
-    r.setdefault("core", default_core(fabric.family))
+    r.setdefault("core", families.of(fabric).default_core)
     r.setdefault("policy", "ecmp")
     for key, choices in (("ecmp", ECMP_MODES), ("core", CORE_MODES), ("policy", POLICIES)):
         if r[key] not in choices:
