@@ -13,7 +13,7 @@ from scenarios.kit.fault_harness import BUSY, RunKnobs, Workload
 from scenarios.kit.timeline import Timeline
 from testbed.core.errors import ParamError
 from testbed.emulation import fault_registry
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from scenarios.kit import plots
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from scenarios.kit.invalid import BUSY_LIMIT
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Schedule
-from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.core.errors import ParamError
 from testbed.emulation import fault_registry
 from testbed.emulation.build import Emulation, Options

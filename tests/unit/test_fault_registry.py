@@ -60,7 +60,7 @@ class FakeEmu:
 
     def __init__(self, fabric):
         self.fabric, self.run_id, self.down, self.qdiscs, self.downs = fabric, "t-1", set(), set(), 0
-        self.state = None
+        self.state, self.site = None, self     # the site (where it runs) answers for itself here
 
     def carrier_follows(self, link) -> bool:
         return True

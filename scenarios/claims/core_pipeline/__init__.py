@@ -60,7 +60,7 @@ from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Timeline
 from scenarios.kit.traffic_helpers import median, setup_of, valid
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import CpuMeter, cpu_busy_fraction
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
