@@ -9,12 +9,13 @@ import time
 from mininet.log import output
 
 from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_arguments, positive
-from testbed.cli.shell_routes import FORWARD_TABLE, routes_text
+from testbed.cli.shell_routes import routes_text
 from testbed.cli.trace import port_number
 from testbed.emulation import fault_registry
 from testbed.emulation.fault_kinds import SHELL_WORDS, ArgProblem
 from testbed.emulation.trace import emulation_trace
 from testbed.measure import bringup, meters
+from testbed.model.contract import TABLE_FORWARD
 
 BUSY_MBPS = 0.01       # with no SWITCH named, rates and queues show only ports above this
 
@@ -233,7 +234,7 @@ class FabricCommands:
             if switch not in self.fabric.switches:
                 raise Usage(f"no switch {switch!r} in this fabric")
         for switch in args.switches:
-            flows = self.emu.ofctl("dump-flows", switch, f"table={FORWARD_TABLE}")
+            flows = self.emu.ofctl("dump-flows", switch, f"table={TABLE_FORWARD}")
             groups = self.emu.ofctl("dump-groups", switch)
             output(routes_text(switch, flows, groups, functools.partial(self.cable_peer, switch)))
 

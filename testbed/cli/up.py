@@ -11,15 +11,14 @@ from testbed.core.errors import ParamError
 
 def add_parser(sub) -> None:
     from testbed.measure.checks import ALL_PAIRS_UP_TO
-    from testbed.model.policies import CORE_MODES, POLICIES
+    from testbed.model import policies
     from testbed.model.routing import ECMP_MODES
     u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
     add_fabric_args(u)
     u.add_argument("--ecmp", choices=ECMP_MODES, help="select-group hashing (default seeded)")
-    u.add_argument("--policy", choices=POLICIES,
-                   help="routing policy: ECMP hashing (default), static per destination, or "
-                        "adaptive (the controller moves flows off hot uplinks)")
-    u.add_argument("--core", choices=CORE_MODES,
+    u.add_argument("--policy", metavar="NAME",   # checked against the registry: it may grow
+                   help="routing policy: " + "; ".join(f"{p.name}: {p.summary}" for p in policies.POLICIES))
+    u.add_argument("--core", choices=tuple(policies.CORE_MODES),
                    help="core tier: per-port rules (default on hpn) or ECMP")
     u.add_argument("--pair", action="append", metavar="SRC,DST",
                    help="a flow of the known traffic matrix for --policy static (repeatable; NICs "

@@ -33,6 +33,7 @@ from testbed.emulation.detectors import Detectors
 from testbed.emulation.site import LocalSite
 from testbed.emulation.watchdog import Watchdog
 from testbed.model import wiring
+from testbed.model.contract import ControllerStatus
 from testbed.model.fabric import Fabric
 
 _RUN_NUMBERS = itertools.count(1)
@@ -131,7 +132,7 @@ class Emulation(Lifecycle):
         if self.watchdog is not None and self.watchdog.lost:
             raise PartLost(self.watchdog.lost)
         if self.controller.proc is not None and self.controller.proc.poll() is None:
-            lost = self.controller.status().get("lost") or []
+            lost = self.controller.status().lost
             if lost:
                 raise PartLost(f"switch {lost[0]} lost its connection to the controller")
 
@@ -225,7 +226,7 @@ class Emulation(Lifecycle):
         sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
                       for host, lines in on_hosts.items()])
 
-    def status(self) -> dict:
+    def status(self) -> ControllerStatus:
         return self.controller.status()
 
     def expected_attachments(self) -> int:
@@ -236,15 +237,15 @@ class Emulation(Lifecycle):
         self.site.send_frames([line for h in self.fabric.hosts.values()
                                for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)])
 
-    def unlearned_ports(self, status: dict) -> set[str]:
+    def unlearned_ports(self, status: ControllerStatus) -> set[str]:
         """Host ports whose switch end the controller has not yet learned a NIC on."""
-        learned = {tuple(at) for ats in status.get("learned", {}).values() for at in ats}
+        learned = {at for ats in status.learned.values() for at in ats}
         return {l.a_intf for l in self.fabric.host_links() if (l.b, l.b_port) not in learned}
 
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout
         n = len(self.fabric.switches)
-        self.controller.wait(lambda s: len(s.get("connected", [])) == n,
+        self.controller.wait(lambda s: len(s.connected) == n,
                              f"all {n} switches to connect to the controller", timeout)
         deadline, missing = time.monotonic() + timeout, None
         while missing != set():   # announce, poll; announce again on the ports still unlearned
@@ -267,9 +268,9 @@ class Emulation(Lifecycle):
         Switches in `confirmed` are not asked again; those found complete are added to it."""
         confirmed = set() if confirmed is None else confirmed
         status = self.status()
-        if not status.get("settled", True):
+        if not status.settled:
             return False
-        per_switch = status.get("routes_per_switch", {})
+        per_switch = status.routes_per_switch
         for sw in self.fabric.switches:
             if sw in confirmed:
                 continue

@@ -18,8 +18,8 @@ import time
 
 from testbed.measure.checks import Check
 from testbed.model import wiring
+from testbed.model.contract import PROBE_ETHERTYPE
 
-PROBE_ETHERTYPE = 0x88B5           # as controller/switch.py
 PROBE_MAC = "02:fe:00:00:00:02"
 WAIT_S = 10.0
 

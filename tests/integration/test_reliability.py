@@ -168,7 +168,7 @@ def test_a_foreign_openflow_client_cannot_reach_or_replace_a_switch(up):
     assert not claim_dpid(path, victim.dpid)
     assert "refusing an OpenFlow connection" in emu.controller_log()
     status = emu.status()
-    assert victim.name in status["connected"] and not status["lost"]
+    assert victim.name in status.connected and not status.lost
     a, b = emu.fabric.nics()[0], emu.fabric.nics()[-1]
     assert all(traffic.ping_all(emu, [(a, b), (b, a)]).values())
     emu.check_whole()
