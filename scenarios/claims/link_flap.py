@@ -9,8 +9,10 @@ from typing import ClassVar
 from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, RunKnobs, Timeline, Workload
+from scenarios.kit.fault_harness import BUSY, RunKnobs, Workload
+from scenarios.kit.timeline import Timeline
 from testbed.core.errors import ParamError
+from testbed.emulation import fault_registry
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
@@ -57,7 +59,8 @@ class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
         with make_emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=k.streams).start(timeline)
-            w.play(lambda: faults.flap_train(link, flaps, k.period, k.down))    # ends when the train does
+            w.play(lambda: fault_registry.get("flap").inject(faults, port=link.a_intf, count=flaps, period=k.period,
+                                                             down=k.down), by_itself=True)
             w.finish()
             host, nic = w.host_intfs[BUSY], w.nic_intfs[nic0.name]
             nic_base = w.baseline(nic)
