@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from scenarios.kit.base import Scenario
 from scenarios.kit.knobs import Knobs
+from testbed.core import progress
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import iperf_intervals, longest_stall
@@ -177,16 +178,19 @@ class Workload:
         fault with no `repair`, a flap train, ends when `inject` returns); when each happened, on
         the workload's clock, is kept as t_fault and t_repair. Returns what `inject` returned."""
         tl = self.timeline
-        self.at(tl.warm + tl.base)
+        with progress.phase(f"traffic: warm-up and baseline ({tl.warm + tl.base:g} s)"):
+            self.at(tl.warm + tl.base)
         self.t_fault = self.now()
-        injected = inject()
-        if repair is not None:
-            self.at(tl.warm + tl.base + tl.fault)
+        with progress.phase("fault" + (f" ({tl.fault:g} s)" if repair is not None else "")):
+            injected = inject()
+            if repair is not None:
+                self.at(tl.warm + tl.base + tl.fault)
         self.t_repair = self.now()
         if repair is not None:
             repair()
         return injected
 
+    @progress.phase("traffic: until every client ends")
     def finish(self) -> None:
         try:
             self.results = [(client.flow, traffic.wait_client(self.emu, client, self.seconds + 20), t)
@@ -266,7 +270,8 @@ def dual_and_single(variant, setup: dict, single: bool = True) -> dict:
         if single_tor and not single:
             figures[key] = None
             continue
-        measured = variant(single_tor)
+        with progress.phase(label):
+            measured = variant(single_tor)
         figures["setup"][short] = measured.pop("setup")
         series = measured.pop("series")      # one series, or several by name
         for name, points in (series.items() if isinstance(series, dict) else [(None, series)]):

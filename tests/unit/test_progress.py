@@ -28,7 +28,7 @@ with progress.shown(view, int(sys.argv[2])):
 
 
 def run_piped(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", WORK, *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-c", WORK, *args], capture_output=True, text=True, check=False,
                           timeout=60)
 
 
