@@ -166,8 +166,10 @@ class _StatusLine:
 def _start_live() -> None:
     from rich.console import Console
     from rich.live import Live
+    # stdout's lines go above the status line only when stdout is that terminal too: into a
+    # pipe or a file they go unchanged
     live = Live(_StatusLine(), console=Console(stderr=True), refresh_per_second=4,
-                transient=True, redirect_stdout=True, redirect_stderr=False)
+                transient=True, redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
     live.start()
     _shown["live"] = live
 
