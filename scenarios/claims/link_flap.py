@@ -11,7 +11,7 @@ from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, RunKnobs, Timeline, Workload
 from testbed.core.errors import ParamError
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 

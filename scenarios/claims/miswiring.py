@@ -61,7 +61,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure import checks
 from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import cpu_busy_fraction, port_bytes

@@ -55,7 +55,7 @@ from scenarios.kit.fault_harness import SECONDS, Timeline
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import valid
 from testbed.core.wait import sleep_until
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.model.families.hpn import SEGMENT

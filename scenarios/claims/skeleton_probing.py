@@ -34,7 +34,7 @@ from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.core.wait import sleep_until
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction

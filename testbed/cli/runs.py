@@ -114,7 +114,7 @@ def chosen_runs(args) -> list:
 
 def cmd_run(args) -> int:
     from testbed.cli.up import servers_of
-    from testbed.emulation.cluster import on_servers
+    from testbed.emulation.factory import on_servers
     if args.help:
         return show_help(args)
     if args.check:

@@ -11,7 +11,7 @@ from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_argumen
 from testbed.cli.shell_routes import FORWARD_TABLE, routes_text
 from testbed.cli.trace import port_number
 from testbed.emulation.trace import emulation_trace
-from testbed.measure import checks, meters
+from testbed.measure import bringup, meters
 from testbed.model.fabric import Link
 
 BUSY_MBPS = 0.01       # with no SWITCH named, rates and queues show only ports above this
@@ -247,5 +247,5 @@ class FabricCommands:
            Usage: check"""
         no_arguments("check", line)
         output("*** running the bring-up checks (about 10 s)\n")
-        for c in checks.run_all(self.emu):
+        for c in bringup.run_all(self.emu):
             output(f"  {'pass' if c.passed else 'FAIL'}  {c.name}: {c.detail}\n")

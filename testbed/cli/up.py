@@ -114,8 +114,8 @@ def prepare(args):
 
 
 def cmd_up(args) -> int:
-    from testbed.emulation.cluster import make_emulation, on_servers
-    from testbed.measure import checks
+    from testbed.emulation.factory import make_emulation, on_servers
+    from testbed.measure import bringup
     fab, options = prepare(args)        # validated before anything is created
     keep_requested(args)
     with on_servers(servers_of(args)), make_emulation(fab, options) as emu:
@@ -123,7 +123,7 @@ def cmd_up(args) -> int:
         results = []
         if args.check:
             with progress.phase("checks"):
-                results = checks.run_all(emu, full=args.full)
+                results = bringup.run_all(emu, full=args.full)
             emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:

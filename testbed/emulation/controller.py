@@ -41,6 +41,7 @@ class ControllerProcess:
         self.proc: subprocess.Popen | None = None
         self.socket_dir = Path(system.ovs_rundir()) / f"hpn-testbed-{state.run_id}"
         self.socket = self.socket_dir / "of.sock"
+        self.target = f"unix:{self.socket}"      # where switches connect (ClusterController: TLS)
         self.spec_file = state.file("spec.json")
         self.status_file = state.file("status.json")
         self.log_file = state.file("controller.log")
@@ -125,7 +126,7 @@ class ControllerProcess:
         return self.socket.exists()
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if self.proc is not None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait(timeout=5)

@@ -38,7 +38,7 @@ class Faults:
     def _run(self, intf_owner: str, script: str) -> None:
         """Run in the namespace of a node (host name) or in the root namespace (switch name)."""
         if intf_owner in self.emu.fabric.switches:
-            self.emu.switch_run(intf_owner, script)
+            self.emu.site.switch_run(intf_owner, script)
         else:
             sh.node_cmd(self.emu.net[intf_owner], script)
 
@@ -54,9 +54,9 @@ class Faults:
                 ends.reverse()            # the near end first
             (node, intf), (far, far_intf) = ends
             lines.setdefault(node, []).append(f"link set {intf} {state}")
-            if far in self.emu.fabric.switches and not self.emu.carrier_follows(l):
+            if far in self.emu.fabric.switches and not self.emu.site.carrier_follows(l):
                 lines.setdefault(far, []).append(f"link set {far_intf} {state}")
-        self.emu.switches_batch("ip -batch -", lines)
+        self.emu.site.switches_batch("ip -batch -", lines)
 
     def link(self, a: str, b: str | None = None) -> Link:
         """A link by one of its interface names, or by its two end nodes."""

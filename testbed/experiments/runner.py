@@ -18,8 +18,8 @@ from pathlib import Path
 from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from scenarios.kit.invalid import BUSY_LIMIT
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.core.errors import ParamError
 from testbed.core.wait import sleep_until
 from testbed.emulation.build import Emulation, Options

@@ -1,5 +1,5 @@
-"""The bring-up checks behind `up --check`: the wiring (testbed/measure/wiring.py), reachability,
-a top-tier TCP flow, bond spreading."""
+"""The bring-up checks behind `up --check` (run in order by bringup.py): reachability, a
+top-tier TCP flow, bond spreading; the wiring check (wiring.py) builds on Check."""
 from __future__ import annotations
 
 import itertools
@@ -127,14 +127,6 @@ def spread_sport(emu: Emulation, src, dst, dport: int = 5201, first: int = 40000
         if set(src.ports) <= set(devs):
             return start
     return None
-
-
-def run_all(emu: Emulation, full: bool = False) -> list[Check]:
-    from testbed.measure import wiring  # it builds on Check
-    steps = [("wiring", wiring.check), ("reachability", lambda e: reachability(e, full)),
-             ("top-tier TCP", top_tier_tcp), ("bond spreading", bond_spreading)]
-    checks = [guarded(name, check, emu) for name, check in steps]
-    return [c for c in checks if c is not None]
 
 
 def guarded(name: str, check, emu: Emulation) -> Check | None:

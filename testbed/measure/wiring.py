@@ -52,7 +52,7 @@ def send_probes(emu, sent: dict[str, wiring.End]) -> None:
             lines.append(f"0 {node}-eth{port} {frame}")
         else:
             lines.append(f"{emu.net[node].pid} {port} {frame}")
-    emu.send_frames(lines)
+    emu.site.send_frames(lines)
 
 
 def sightings(emu, sent: dict[str, wiring.End]) -> dict[wiring.End, wiring.End]:

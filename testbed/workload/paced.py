@@ -105,7 +105,7 @@ class PacedLoad:
         return list(zip(counts["sent"], counts["dropped"]))
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if self.proc is not None and self.proc.poll() is None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait()

@@ -59,7 +59,7 @@ from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import median, setup_of, valid
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
