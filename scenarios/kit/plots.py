@@ -42,8 +42,8 @@ def mark(ax, x: float, label: str, colour: str = "black") -> None:
 
 
 def note(ax, text: str) -> None:
-    """A boxed note in the panel's upper right: the paper's value beside the one measured here."""
-    ax.text(0.99, 0.97, text, transform=ax.transAxes, fontsize=7.5, ha="right", va="top",
+    """A boxed note right of the panel, under its legend: the paper's value beside this run's."""
+    ax.text(1.01, 0.0, text, transform=ax.transAxes, fontsize=7.5, ha="left", va="bottom",
             bbox={"boxstyle": "round", "facecolor": "lightyellow", "alpha": 0.9, "lw": 0.5})
 
 
@@ -138,6 +138,6 @@ def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, floa
     ax.set_xlabel(result.setup.get("x_label", "time (s)"))
     ax.set_ylabel(result.setup.get("y_label", ""))
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small", loc="lower left")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     save(fig, path)
     return True
