@@ -160,7 +160,17 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
                                   f"{probed['stuck_streams']} (out in {probed['detected_ms']} ms)")
 
     def plot(self, result, path: Path) -> bool:
-        fault = result.figures["with_detector"]["fault_s"]
+        carrier, probed = result.figures["carrier_only"], result.figures["with_detector"]
+        fault = probed["fault_s"]
+        # what the streams on the faulty port sent before it: where they resume with the detector
+        before = probed["nic_baseline_mbps"] * probed["streams_on_faulty_port"] / max(probed["streams"], 1)
+        detected = {} if probed["detected_ms"] is None else \
+            {f"detector took the port out ({probed['detected_ms']} ms)": probed["detected_ms"] / 1000}
         # iperf3's receiver reports every 0.2 s and paced streams arrive in bursts: a 1 s mean too
-        return plots.fault_timeline(self, result, path, [(0.0, fault)], "NIC-to-ToR direction dead",
-                                    smooth=5)
+        return plots.fault_timeline(
+            self, result, path, [(0.0, fault)], "NIC-to-ToR direction dead", smooth=5,
+            levels={"expected, carrier only: 0 (stuck)": 0.0,
+                    "expected, detector: their rate before the fault": before},
+            marks=detected,
+            noted=f"paper: LFS ignored, the NIC kept sending into a dead direction\nhere: stuck streams "
+                  f"carrier {carrier['stuck_streams']}, detector {probed['stuck_streams']}")

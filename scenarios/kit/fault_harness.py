@@ -15,6 +15,7 @@ from typing import ClassVar
 from scenarios.kit.base import Scenario
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Schedule, Timeline
+from testbed.core import progress
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import iperf_intervals, longest_stall
 from testbed.workload import traffic
@@ -142,10 +143,12 @@ class Workload:
         not eat the warm-up."""
         tl, schedule = self.timeline, Schedule()
         fault = schedule.fault(tl.fault_at, inject, None if by_itself else tl.fault)
-        schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)
+        with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"):
+            schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)
         self.t_fault, self.t_repair = fault.injected, fault.repaired
         return fault.handle
 
+    @progress.phase("traffic: until every client ends")
     def finish(self) -> None:
         try:
             self.results = [(client.flow, traffic.wait_client(self.emu, client, self.seconds + 20), t)
@@ -225,7 +228,8 @@ def dual_and_single(variant, setup: dict, single: bool = True) -> dict:
         if single_tor and not single:
             figures[key] = None
             continue
-        measured = variant(single_tor)
+        with progress.phase(label):
+            measured = variant(single_tor)
         figures["setup"][short] = measured.pop("setup")
         series = measured.pop("series")      # one series, or several by name
         for name, points in (series.items() if isinstance(series, dict) else [(None, series)]):
