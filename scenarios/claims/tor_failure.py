@@ -72,7 +72,7 @@ class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
         fab = self.fabric(single_tor=single_tor)
         with make_emulation(fab) as emu, Faults(emu) as faults:
             w = Workload(emu, pairs=[(BUSY, PEER), (PEER, BUSY)], streams=self.knobs.streams).start(timeline)
-            w.play(lambda: faults.switch_down(TOR), faults.repair_all)
+            w.play(lambda: faults.switch_down(TOR))
             w.finish()
             return {**{h: host_figures(w, fab, h) for h in HOSTS},
                     "series": w.series(w.host_intfs[BUSY], t_ref=w.t_fault), "setup": emu.describe()}

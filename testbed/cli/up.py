@@ -6,6 +6,7 @@ import sys
 
 from testbed.cli.output import console, print_json, table
 from testbed.cli.topo import add_fabric_args, fabric_settings
+from testbed.core import progress
 from testbed.core.errors import ParamError
 
 
@@ -120,7 +121,8 @@ def cmd_up(args) -> int:
         info = emu.describe()
         results = []
         if args.check:
-            results = bringup.run_all(emu, full=args.full)
+            with progress.phase("checks"):
+                results = bringup.run_all(emu, full=args.full)
             emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:

@@ -3,11 +3,11 @@
     with Emulation(make_fabric("hpn")) as emu:
         emu.net["p0s0h0"].cmd("ping -c1 10.0.1.1")
 
-Start order: write down what will be created (runstate), start the controller, build the
-Mininet network (one batched ovs-vsctl, port numbers pinned from the model), configure hosts
-(bonds, per-NIC routing) and shape links (HTB + a short bfifo), then wait, by polling, until every
-switch is connected, every NIC port has been learned from its gratuitous ARP and every switch
-holds its routes. Every exit path, Ctrl-C included, tears it all down.
+Start order (each step a progress phase): write down what will be created (runstate), start the
+controller, build the Mininet network (one batched ovs-vsctl, port numbers pinned from the model),
+configure hosts (bonds, per-NIC routing) and shape links (HTB + a short bfifo), then poll until every
+switch is connected, every NIC port learned from its gratuitous ARP and every switch holds its
+routes. Every exit path, Ctrl-C included, tears it all down.
 
 Where the fabric runs is an object of its own, `site` (site.py: this machine, the default;
 cluster.py: servers): it owns what differs by place (the controller's reach, the Mininet
@@ -23,8 +23,9 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
-from testbed.core import interrupts, sh
+from testbed.core import interrupts, progress, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
@@ -58,6 +59,8 @@ class Options:
 
 
 class Emulation(Lifecycle):
+    starting = "bring-up"      # the phase its start() shows (testbed/core/progress.py)
+
     def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None,
                  site=None):
         self.fabric = fabric
@@ -108,10 +111,12 @@ class Emulation(Lifecycle):
         self.site.record(self.state)
         self.controller.start()
         self.timings["controller"] = time.monotonic() - t0
-        self.build_network()
+        with progress.phase(f"namespaces, switches, links ({len(self.fabric.links)})"):
+            self.build_network()
         self.timings["network"] = time.monotonic() - t0
-        self.configure_hosts()
-        self.shape_links()
+        with progress.phase("hosts: bonds, routes, link shaping"):
+            self.configure_hosts()
+            self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
         self.watchdog = self.site.make_watchdog(self.controller).start()
@@ -245,23 +250,27 @@ class Emulation(Lifecycle):
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout
         n = len(self.fabric.switches)
-        self.controller.wait(lambda s: len(s.connected) == n,
-                             f"all {n} switches to connect to the controller", timeout)
-        deadline, missing = time.monotonic() + timeout, None
+        with progress.phase(f"switches connecting ({n})"):
+            self.controller.wait(lambda s: len(s.connected) == n,
+                                 f"all {n} switches to connect to the controller", timeout)
+        self.learn_ports(timeout)
+        with progress.phase("checking every switch's routes"):   # one found complete is not asked again
+            wait_for("every switch to hold its routes", partial(self.routes_installed, set()), timeout, 0.1)
+
+    @progress.phase("learning NIC ports")
+    def learn_ports(self, timeout: float) -> None:
+        deadline, missing, total = time.monotonic() + timeout, None, self.expected_attachments()
         while missing != set():   # announce, poll; announce again on the ports still unlearned
             self.announce(missing)
             try:
                 self.controller.wait(lambda s: not self.unlearned_ports(s),
-                                     f"the controller to learn all {self.expected_attachments()} "
-                                     "NIC ports", 1.0)
+                                     f"the controller to learn all {total} NIC ports", 1.0)
                 missing = set()
             except TestbedError:
                 missing = self.unlearned_ports(self.status())
+                progress.note(f"{total - len(missing)} of {total} learned")
                 if time.monotonic() > deadline:
                     raise
-        confirmed: set[str] = set()
-        wait_for("every switch to hold its routes", lambda: self.routes_installed(confirmed),
-                 timeout, 0.1)
 
     def routes_installed(self, confirmed: set[str] | None = None) -> bool:
         """Read the switches themselves: does each hold the routes the controller says it sent?

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from testbed.core import files
+from testbed.core import files, progress
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import system
@@ -50,6 +50,7 @@ class ControllerProcess:
         self.sightings_file = state.file("sightings.jsonl")   # wiring probes' postcards
         self.heartbeat_file = state.file("heartbeat")
 
+    @progress.phase("controller")
     def start(self) -> None:
         self.state.add("dirs", str(self.socket_dir))    # before it exists: `clean` removes it
         self.socket_dir.mkdir(mode=0o700)

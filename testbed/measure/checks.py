@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from testbed.core import progress
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Emulation
 from testbed.model.routing import shortest_path_links
@@ -132,7 +133,8 @@ def guarded(name: str, check, emu: Emulation) -> Check | None:
     """A check whose traffic could not run (e.g. iperf3 found no path on a miswired fabric) has
     failed; it does not end the run. A lost part of the fabric still does (PartLost)."""
     try:
-        return check(emu)
+        with progress.phase(name):
+            return check(emu)
     except PartLost:
         raise
     except TestbedError as e:

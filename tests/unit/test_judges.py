@@ -14,6 +14,7 @@ import pytest
 import scenarios
 from scenarios.kit import fault_harness as harness
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
+from scenarios.kit.timeline import Timeline
 
 from .conftest import put
 
@@ -297,9 +298,9 @@ def test_unknown_scenario_is_a_parameter_error():
 # ---- the fault harness, without a fabric ----
 
 def test_timeline_is_stated_once():
-    quick = harness.Timeline.choose(True, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0))
+    quick = Timeline.choose(True, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0))
     assert quick.steps() == [1.5, 2.0, 2.5, 2.5] and quick.seconds == 8.5
-    assert harness.Timeline.choose(False, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0)).fault == 6.0
+    assert Timeline.choose(False, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0)).fault == 6.0
 
 
 def test_dual_and_single_keys_each_variant():
