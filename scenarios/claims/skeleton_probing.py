@@ -168,7 +168,8 @@ def play(emu, probes: list[Probe], plan: list[dict], k: SkeletonKnobs) -> tuple[
     seconds = k.hold + len(plan) * (k.hold + k.gap)
     with ProbeRun(emu, probes, seconds, k.interval) as run, Faults(emu) as faults:
         schedule = Schedule()         # the timeline engine: each fault in place for `hold` s
-        played = [schedule.fault(k.hold + i * (k.hold + k.gap), lambda f=fault: inject(emu, faults, f), k.hold)
+        played = [schedule.fault(k.hold + i * (k.hold + k.gap), lambda f=fault: inject(emu, faults, f),
+                                 k.hold)
                   for i, fault in enumerate(plan)]
         schedule.play(run.t0)
     return run.result, [[round(p.injected, 3), round(p.repaired, 3)] for p in played]
