@@ -19,7 +19,7 @@ COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe",
 TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
 FAULT_KINDS = ("link-down", "flap", "one-way", "switch-down")
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
-TOP_KEYS = ("name", "description", "fabric", "routing", "traffic", "fault", "measure", "expect")
+TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "fault", "measure", "expect")
 MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
 
 
