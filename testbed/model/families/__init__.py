@@ -18,11 +18,12 @@ from testbed.model.families.hpn import HPN
 from testbed.model.families.mpft import MPFT
 from testbed.model.families.mrft import MRFT
 from testbed.model.families.railonly import RAILONLY
+from testbed.model.families.topofile import FILE
 
 __all__ = ["FAMILIES", "Budget", "Family", "budgeted", "from_spec", "get", "load", "make_fabric",
            "of", "preset_names", "register", "spec_of"]
 
-BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY]
+BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY, FILE]
 
 FAMILIES: dict[str, Family] = {}     # name -> Family, in registration order
 
