@@ -99,12 +99,18 @@ def build(p: FileParams) -> Fabric:
 
 
 def unreachable(fab: Fabric, path: str) -> None:
-    """ParamError (one line per host) for a host whose NICs reach no other host's."""
-    if len(fab.hosts) < 2:
-        return
-    routed = {src.host for src, _ in fab.routed_pairs()}
-    lines = [f"{path}: [[host]] {h}: unreachable: no cable path to any other host"
-             for h in fab.hosts if h not in routed]
+    """ParamError (one line per host) for each host outside the connected part of the fabric
+    that holds the most hosts: the others could not reach it."""
+    part = fab.parts()
+    of = {h: {part[sw] for nic in host.nics for sw, _ in fab.attachments(nic)}
+          for h, host in fab.hosts.items()}
+    counts: dict[int, int] = {}
+    for parts in of.values():
+        for p in parts:
+            counts[p] = counts.get(p, 0) + 1
+    main = max(counts, key=lambda p: counts[p])
+    lines = [f"{path}: [[host]] {h}: unreachable: no cable path to the rest of the fabric's hosts"
+             for h, parts in of.items() if main not in parts]
     if lines:
         raise ParamError("\n".join(lines))
 

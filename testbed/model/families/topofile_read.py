@@ -82,13 +82,15 @@ def read(path: str, radix: int = 64) -> Topology:
     gbps = number(problems, "", data, "gbps", float, 100.0, (0.001, 51200))
     switches = [switch(problems, f"[[switch]] {i}", s) for i, s in enumerate(tables(problems, data, "switch"), 1)]
     hosts = [host(problems, f"[[host]] {i}", h) for i, h in enumerate(tables(problems, data, "host"), 1)]
+    unnamed = None in switches or None in hosts     # cables naming them would only dangle
     switches, hosts = [s for s in switches if s], [h for h in hosts if h]
     unique_names(problems, switches, hosts)
     if not switches or not hosts:
         problems.add("", "a topology needs at least one [[switch]] and one [[host]]")
     if len(hosts) > MAX_HOSTS:
         problems.add("", f"{len(hosts)} hosts: at most {MAX_HOSTS} (the last two octets of an IP)")
-    problems.raise_any()
+    if unnamed or not switches or not hosts:
+        problems.raise_any()
     nodes = {**{s.name: s for s in switches}, **{h.name: h for h in hosts}}
     cables = [cable(problems, f"[[cable]] {i}", c, nodes, gbps)
               for i, c in enumerate(tables(problems, data, "cable"), 1)]
