@@ -19,5 +19,6 @@ def test_a_topology_file_passes_up_check():
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     checks = json.loads(done.stdout)["result"]["checks"]
-    assert [c["name"] for c in checks] == ["wiring", "reachability", "top-tier TCP"]
+    assert [c["name"] for c in checks] == ["wiring", "reachability", "top-tier TCP",
+                                         "bond spreading"]   # a2: one NIC, two ports
     assert all(c["passed"] for c in checks), checks
