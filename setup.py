@@ -29,5 +29,7 @@ setup(
                              "vermin>=1.6",  # the oldest Python the code needs (test_python_versions)
                              "jsonschema",   # docs/experiment.schema.json against experiments/ (test_experiment_schema)
                              "ruff"]},      # the repository's ruff.toml, run by the unit tests
-    entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"]},
+    entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"],
+                  # the fixtures and markers of users' own CI tests (docs/extending.md)
+                  "pytest11": ["hpn_testbed = testbed.pytest_plugin"]},
 )
