@@ -1,4 +1,5 @@
-"""The pure model: fabrics, port budgets, pictures, routes, paths and routing policies.
+"""The pure model: fabrics, port budgets, pictures, routes, paths, routing policies and the
+fluid (max-min fair) model of flows on links.
 
 No root, no Open vSwitch, no processes: everything here is computed from parameters and
 unit-tested. Imports only testbed.core.

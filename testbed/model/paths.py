@@ -7,8 +7,8 @@ enters and leaves by.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from testbed.core.errors import TestbedError
 from testbed.model.fabric import Fabric, Port
@@ -50,3 +50,33 @@ def walk(fabric: Fabric, first: Port, choose_out_port: Callable[[str, int], int 
         switch, in_port = node, node_port
     raise LoopError(f"more than {MAX_HOPS} hops from {first} (a loop?)")
 
+
+
+def sending_ports(fabric: Fabric, hops: list[Hop], ends: dict | None = None) -> list[str]:
+    """The interfaces a packet leaves by along `hops`: the host port that feeds the first switch,
+    then every switch's out port. Each names one direction of one cable (the emulator shapes each
+    end of a cable on its own), so they are the links of the packet's flow in a fluid model.
+    `ends` is switch_ends(fabric), for callers that ask often."""
+    ends = switch_ends(fabric) if ends is None else ends
+    first = hops[0]
+    out = [ends[(first.switch, first.in_port)][1]]
+    for hop in hops:
+        if hop.out_port is None:
+            raise ValueError(f"the path is dropped at {hop.switch}: no flow to model")
+        out.append(ends[(hop.switch, hop.out_port)][0])
+    return out
+
+
+def port_rates(fabric: Fabric) -> dict[str, float]:
+    """The emulated rate (Mbit/s) each interface sends at: both ends of every cable."""
+    return {intf: fabric.link_mbit(l) for l in fabric.links for intf in (l.a_intf, l.b_intf)}
+
+
+def switch_ends(fabric: Fabric) -> dict[Port, tuple[str, str]]:
+    """(switch, port) -> (its interface, the interface at the cable's other end)."""
+    ends = {}
+    for l in fabric.links:
+        ends[(l.b, l.b_port)] = (l.b_intf, l.a_intf)
+        if l.a in fabric.switches:
+            ends[(l.a, l.a_port)] = (l.a_intf, l.b_intf)
+    return ends

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import zlib
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from testbed.model.fabric import Fabric, Link, Port
 
@@ -53,7 +53,11 @@ def routes_to(fabric: Fabric, ip: str, mac: str, attachments: Iterable[Port],
     return routes
 
 
-FIVE_TUPLE = ("ip_src", "ip_dst", "nw_proto", "tcp_src", "tcp_dst")
+# What an ECMP select group hashes. OVS hashes only the fields a packet has (a field whose
+# prerequisites it does not meet is skipped): TCP's ports for TCP, UDP's for UDP (RoCE v2 is
+# UDP to port 4791, its source port set per queue pair). Without the UDP ports every UDP flow
+# between two NICs hashed alike (a three-tuple hash), whatever its source port.
+FIVE_TUPLE = ("ip_src", "ip_dst", "nw_proto", "tcp_src", "tcp_dst", "udp_src", "udp_dst")
 ECMP_MODES = ("polarized", "seeded")
 
 

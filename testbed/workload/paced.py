@@ -32,6 +32,7 @@ class PacedFlow:
     sport: int
     port: str                      # the host port the kernel sends it on
     rate: float                    # bytes/s
+    dport: int = DPORT
 
 
 def one_flow_per_port(emu: Emulation, pairs: list[tuple[Nic, Nic]], rate: float,
@@ -61,17 +62,21 @@ def one_flow_per_port(emu: Emulation, pairs: list[tuple[Nic, Nic]], rate: float,
 
 class PacedLoad:
     """The blaster running `flows` for `seconds`: `start()` returns once every socket is open
-    (the load starts then); `finish()` waits for it and gives each flow's (sent, dropped)."""
+    (the load starts then); `finish()` waits for it and gives each flow's (sent, dropped).
+    count=True: the receivers count each flow's datagrams too, `received` after `finish()`."""
 
-    def __init__(self, emu: Emulation, flows: list[PacedFlow], seconds: float, size: int = SIZE):
-        self.emu, self.flows, self.seconds, self.size = emu, flows, seconds, size
+    def __init__(self, emu: Emulation, flows: list[PacedFlow], seconds: float, size: int = SIZE,
+                 count: bool = False):
+        self.emu, self.flows, self.seconds, self.size, self.count = emu, flows, seconds, size, count
         self.proc: subprocess.Popen | None = None
+        self.received: list[int] = []
 
     def lines(self) -> list[str]:
         pid = {h: self.emu.net[h].pid for h in {f.src.host for f in self.flows} | {f.dst.host for f in self.flows}}
-        listen = sorted({(f.dst.host, f.dst.ip) for f in self.flows})
-        return ([f"listen {pid[h]} {ip} {DPORT}" for h, ip in listen]
-                + [f"flow {pid[f.src.host]} {f.src.ip} {f.sport} {f.dst.ip} {DPORT} {f.rate:.1f}"
+        listen = sorted({(f.dst.host, f.dst.ip, f.dport) for f in self.flows})
+        count = " count" if self.count else ""
+        return ([f"listen {pid[h]} {ip} {port}{count}" for h, ip, port in listen]
+                + [f"flow {pid[f.src.host]} {f.src.ip} {f.sport} {f.dst.ip} {f.dport} {f.rate:.1f}"
                    for f in self.flows] + ["go"])
 
     def start(self) -> PacedLoad:
@@ -96,6 +101,7 @@ class PacedLoad:
         if self.proc.returncode != 0:
             raise TestbedError(f"the UDP blaster failed (exit {self.proc.returncode})")
         counts = json.loads(out.strip().splitlines()[-1])
+        self.received = counts.get("received", [])
         return list(zip(counts["sent"], counts["dropped"]))
 
     def stop(self) -> None:

@@ -289,11 +289,12 @@ def test_report_fills_the_head_and_merges_derived_figures():
 def test_tour_is_derived_from_the_classes_in_module_order():
     assert scenarios.TOUR == ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe",
                               "disjoint-paths", "dual-tor-link-failure", "link-flap", "one-way-fault",
-                              "miswiring", "segment-placement", "core-pipeline", "rail-only"]
+                              "miswiring", "segment-placement", "core-pipeline", "rail-only", "skeleton-probing"]
     assert list(scenarios.all_scenarios()) == [
         "hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
         "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure",
-        "segment-tor-failure", "miswiring", "segment-placement", "core-pipeline", "rail-only"]
+        "segment-tor-failure", "miswiring", "segment-placement", "core-pipeline", "rail-only", "roce-entropy",
+        "skeleton-probing"]
     for name, cls in scenarios.all_scenarios().items():
         assert cls.name == name and cls.claim and cls.title and cls.paper
 

@@ -52,6 +52,7 @@ from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.cluster import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
+from testbed.model.fluid import max_min
 from testbed.workload import collectives as C
 
 PLACEMENTS = ("inside", "spread")
@@ -102,12 +103,8 @@ class PlacementKnobs(Knobs):
 
 def water_fill(capacity: float, demands: list[float]) -> list[float]:
     """Max-min fair shares of one link: every flow gets its demand or an equal share of what the
-    smaller ones left, whichever is less."""
-    shares, left, todo = [0.0] * len(demands), capacity, sorted(range(len(demands)), key=lambda i: demands[i])
-    for n, i in enumerate(todo):
-        shares[i] = min(demands[i], left / (len(todo) - n))
-        left -= shares[i]
-    return shares
+    smaller ones left, whichever is less (the fluid model on one link)."""
+    return max_min({"uplink": capacity}, [["uplink"]] * len(demands), demands)
 
 
 def expected_slowdown(load: float, port_mbit: float, uplink_mbit: float, streams: int) -> float:

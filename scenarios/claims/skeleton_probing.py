@@ -1,0 +1,339 @@
+"""C16 skeleton probing: probe only the paths a training job's flows take (its "skeleton") and
+every fault on those paths is found, for a fraction of the probes a full mesh sends.
+
+The paper (Alibaba SkeletonHunter, SIGCOMM'25): a job's traffic matrix is sparse (ring and tree
+neighbours), so probing only the paths its flows use found failures with 98.2% precision and
+99.3% recall at a fraction of full-mesh probing's cost.
+
+Scaled down: a three-tier Clos (clos3); a job of `job_hosts` hosts (drawn at random) runs a ring,
+NIC to the next host's NIC, each flow on a random source port (RoCE's UDP 4791). The skeleton
+prober probes each flow's own 5-tuple (ECMP hashes it as it hashes the flow); the full mesh
+probes every ordered NIC pair once, on a random 5-tuple each. Every probe's path is read from the
+switches (ofproto/trace) and checked against the model's shortest paths before anything is
+injected. Both probers then run at once, one probe per path every `interval` s, while `faults`
+random faults come and go one after another, half on links the job's paths cross (in the
+direction they cross them), half on links they do not: a link down (both directions, carrier
+lost), a one-way drop (an nftables egress drop on one switch port: carrier stays up) or a drop
+rule (an OpenFlow rule on one switch dropping what enters by one port). A path with `misses`
+probes lost in a row is an alarm; an alarm is true when its path crosses the fault in place.
+All random choices come from `seed` (0: a fresh one, recorded in the setup).
+"""
+from __future__ import annotations
+
+import math
+import random
+import secrets
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from scenarios.kit import plots
+from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.knobs import Knobs
+from scenarios.kit.traffic_helpers import BUSY_LIMIT
+from testbed.core.wait import sleep_until
+from testbed.emulation.cluster import make_emulation
+from testbed.emulation.faults import Faults
+from testbed.emulation.trace import emulation_trace
+from testbed.measure.meters import cpu_busy_fraction
+from testbed.measure.probing import Probe, ProbeRun, lost_rounds, outages
+from testbed.model.routing import shortest_path_links
+
+PAPER_PRECISION, PAPER_RECALL = 0.982, 0.993
+KINDS = ("link-down", "one-way", "drop-rule")
+SILENT = KINDS[1:]      # carrier stays up: only probes find them (a link down, the switches see)
+JOB_DPORT, MESH_DPORT = 4791, 4792      # RoCE v2's UDP port for the job's flows
+RECALL = 0.99       # of the faults on the job's paths the skeleton must find: all of them
+PRECISION = 0.9     # of the skeleton's alarms that must be true
+COST = 0.25         # the skeleton's probes per second, of the full mesh's, at most
+DROP_COOKIE = 0xC16
+PROBERS = ("skeleton", "full mesh")
+
+
+@dataclass(frozen=True)
+class SkeletonKnobs(Knobs):
+    job_hosts: int = 4
+    faults: int = 10
+    interval: float = 0.02
+    misses: int = 3
+    hold: float = 1.5
+    gap: float = 1.0
+    seed: int = 0
+    QUICK: ClassVar[dict] = {"faults": 6, "hold": 1.0}
+    BOUNDS: ClassVar[dict] = {"job_hosts": (2, 64, "hosts in the job's ring"),
+                              "faults": (2, 40, "faults, one after another"),
+                              "interval": (0.02, 1.0, "s between a path's probes"),
+                              "misses": (1, 10, "probes lost in a row that raise an alarm"),
+                              "hold": (0.2, 30.0, "s each fault stays"), "gap": (0.3, 30.0, "s between faults"),
+                              "seed": (0, 2**31 - 1, "0: a fresh seed, recorded")}
+    HELP: ClassVar[dict] = {"job_hosts": "hosts the job runs on (a ring, NIC to NIC)",
+                            "faults": "random faults, half on the job's paths, half off them",
+                            "interval": "s between two probes of one path (both probers)",
+                            "misses": "probes lost in a row that make an alarm",
+                            "hold": "s each fault stays in place", "gap": "s between faults",
+                            "seed": "random seed for the job, its ports and the faults (0: fresh)"}
+
+
+# ---- the model: the job, the mesh, and the faults, from the seed ----
+
+def job_probes(fab, k: SkeletonKnobs, rng: random.Random) -> list[Probe]:
+    """A ring over `job_hosts` random hosts: NIC i of each host to NIC i of the next."""
+    hosts = rng.sample(sorted(fab.hosts), k.job_hosts)
+    sports = rng.sample(range(30000, 60000), k.job_hosts * max(len(fab.hosts[h].nics) for h in hosts))
+    probes = []
+    for a, b in zip(hosts, hosts[1:] + hosts[:1]):
+        for src, dst in zip(fab.hosts[a].nics, fab.hosts[b].nics):
+            probes.append(Probe(f"job{len(probes)}", src, sports[len(probes)], dst, JOB_DPORT))
+    return probes
+
+
+def mesh_probes(fab, rng: random.Random) -> list[Probe]:
+    """Every ordered pair of NICs on different hosts, one random 5-tuple each."""
+    pairs = [(s, d) for s in fab.nics() for d in fab.nics() if s.host != d.host]
+    sports = rng.sample(range(20000, 30000), len(pairs))
+    return [Probe(f"mesh{i}", s, sp, d, MESH_DPORT) for i, ((s, d), sp) in enumerate(zip(pairs, sports))]
+
+
+def directed(fab) -> list[tuple[str, int]]:
+    """Every switch-to-switch link in each direction, by the egress port (switch, port)."""
+    return sorted([(l.a, l.a_port) for l in fab.switch_links()] + [(l.b, l.b_port) for l in fab.switch_links()])
+
+
+def affected(fab, kind: str, egress: tuple[str, int]) -> list[tuple[str, int]]:
+    """The directions a fault on `egress` stops: both for a link down, one otherwise."""
+    return [egress, tuple(fab.port_peer()[egress])] if kind == "link-down" else [egress]
+
+
+def choose_faults(fab, used: set, count: int, rng: random.Random) -> list[dict]:
+    """`count` faults on distinct links: ceil(count / 2) on the job's paths, the rest off them."""
+    peer, chosen, cables = fab.port_peer(), [], set()
+    for i in range(count):
+        on_path = i < math.ceil(count / 2)
+        kind = KINDS[1] if i == 0 else rng.choice(KINDS)     # one silent fault on a job path at least
+        pool = [e for e in directed(fab) if frozenset((e, tuple(peer[e]))) not in cables
+                and bool(set(affected(fab, kind, e)) & used) == on_path]
+        if not pool:
+            return []
+        egress = rng.choice(pool)
+        cables.add(frozenset((egress, tuple(peer[egress]))))
+        chosen.append({"kind": kind, "egress": list(egress), "on_job_path": on_path, "silent": kind in SILENT,
+                       "affects": [list(e) for e in affected(fab, kind, egress)]})
+    rng.shuffle(chosen)
+    return chosen
+
+
+def in_model(fab, probe: Probe, egress: list) -> bool:
+    """Does the traced path use only cables on the model's shortest paths?"""
+    links = shortest_path_links(fab, probe.src, probe.dst)
+    allowed = {(l.a, l.a_port) for l in links} | {(l.b, l.b_port) for l in links}
+    return all(tuple(e) in allowed for e in egress)
+
+
+# ---- the run: trace every path, then both probers while the faults come and go ----
+
+def traced(emu, probe: Probe) -> list[list]:
+    """The switch-to-switch egress ports the probe's 5-tuple leaves by, read from the switches."""
+    peer = emu.fabric.port_peer()
+    hops = emulation_trace(emu, probe.src, probe.dst, proto="udp", sport=probe.sport, dport=probe.dport)
+    return [[h.switch, h.out_port] for h in hops
+            if h.out_port is not None and peer[(h.switch, h.out_port)][0] in emu.fabric.switches]
+
+
+def inject(emu, faults: Faults, fault: dict) -> None:
+    fab, (sw, port) = emu.fabric, fault["egress"]
+    link = next(l for l in fab.switch_links() if (sw, port) in ((l.a, l.a_port), (l.b, l.b_port)))
+    if fault["kind"] == "link-down":
+        faults.link_down(link)
+    elif fault["kind"] == "one-way":
+        faults.one_way(link, "up" if sw == link.a else "down")
+    else:       # what enters the far switch by this cable is dropped there
+        far, far_port = fab.port_peer()[(sw, port)]
+        emu.ofctl("add-flow", far, f"cookie={DROP_COOKIE:#x},table=0,priority=65535,"
+                                   f"in_port={far_port},actions=drop")
+        faults.undo.append((f"drop rule on {far} port {far_port}",
+                            lambda: emu.ofctl("del-flows", far, f"cookie={DROP_COOKIE:#x}/-1")))
+
+
+def play(emu, probes: list[Probe], plan: list[dict], k: SkeletonKnobs) -> tuple[dict, list]:
+    """Both probers' rounds while each fault of `plan` is in place for `hold` s in turn; the
+    prober's result and each fault's window (s since round 0)."""
+    seconds = k.hold + len(plan) * (k.hold + k.gap)
+    windows = []
+    with ProbeRun(emu, probes, seconds, k.interval) as run, Faults(emu) as faults:
+        for i, fault in enumerate(plan):
+            sleep_until(run.t0 + k.hold + i * (k.hold + k.gap))     # the faults' own schedule
+            t_in = time.monotonic() - run.t0
+            inject(emu, faults, fault)
+            fault["injected_ms"] = round((time.monotonic() - run.t0 - t_in) * 1000)
+            sleep_until(run.t0 + t_in + k.hold)
+            t_out = time.monotonic() - run.t0
+            faults.repair_all()
+            windows.append([round(t_in, 3), round(t_out, 3)])
+    return run.result, windows
+
+
+# ---- the verdict's arithmetic ----
+
+def score(figures: dict, prober: str, k: SkeletonKnobs) -> dict:
+    """Alarms (outages of `misses` probes) of one prober against the faults: precision, recall on
+    the job's paths and on all, detection times, probes per second."""
+    res, faults, windows = figures["probes"], figures["faults"], figures["windows"]
+    mine = [p for p in res if p["prober"] == prober]
+    alarms, detect = [], {}
+    for p in mine:
+        for first, _ in outages(p["lost"], k.misses):
+            t_alarm = (first + k.misses) * k.interval
+            hit = next((i for i, (t_in, t_out) in enumerate(windows)
+                        if t_in - k.interval <= first * k.interval <= t_out + k.gap / 2
+                        and any(e in p["path"] for e in faults[i]["affects"])), None)
+            alarms.append(hit)
+            if hit is not None:
+                delay = t_alarm - windows[hit][0]
+                detect[hit] = min(detect.get(hit, delay), delay)
+    used = [i for i, f in enumerate(faults) if f["on_job_path"] and f.get("silent", True)]
+    covered = [i for i, f in enumerate(faults) if any(e in p["path"] for p in mine for e in f["affects"])]
+    true = sum(1 for a in alarms if a is not None)
+    times = sorted(round(t * 1000) for t in detect.values())
+    return {"paths": len(mine), "probes_per_s": round(sum(p["sent"] for p in mine) / figures["seconds"], 1),
+            "alarms": len(alarms), "false_alarms": len(alarms) - true,
+            "precision": round(true / len(alarms), 3) if alarms else 1.0,
+            "recall_job": round(sum(1 for i in used if i in detect) / len(used), 3) if used else 0.0,
+            "recall_all": round(len(detect) / len(faults), 3) if faults else 0.0,
+            "covered_faults": len(covered), "missed_job_faults": [i for i in used if i not in detect],
+            "detect_ms_median": statistics.median(times) if times else None,
+            "detect_ms_max": max(times) if times else None,
+            "detect_ms": {str(i): round(t * 1000) for i, t in sorted(detect.items())}}
+
+
+def quiet_loss(figures: dict, k: SkeletonKnobs) -> float:
+    """The fraction of probes lost while no fault was in place (nor just repaired): what the
+    emulator, not the fabric, lost."""
+    windows = figures["windows"]
+
+    def quiet(r: int) -> bool:
+        return not any(t_in - k.interval <= r * k.interval <= t_out + k.gap / 2 for t_in, t_out in windows)
+    quiet_rounds = sum(1 for r in range(figures["rounds"]) if quiet(r))
+    lost = sum(1 for p in figures["probes"] for r in p["lost"] if quiet(r))
+    return round(lost / max(quiet_rounds * len(figures["probes"]), 1), 4)
+
+
+def expectation(figures: dict, k: SkeletonKnobs) -> str:
+    sk, mesh = (sum(1 for p in figures["probes"] if p["prober"] == x) for x in PROBERS)
+    on = sum(1 for f in figures["faults"] if f["on_job_path"] and f.get("silent", True))
+    downs = sum(1 for f in figures["faults"] if not f.get("silent", True))
+    return (f"a ring of {k.job_hosts} hosts: the skeleton probes its {sk} flows' own 5-tuples, the full mesh "
+            f"all {mesh} NIC pairs, each path every {k.interval * 1000:g} ms: the skeleton costs {sk}/{mesh} = "
+            f"{sk / mesh:.0%} of the mesh's probes (at most {COST:.0%}). Of {len(figures['faults'])} faults, "
+            f"{on} silent (carrier up) on links the job's paths cross: the skeleton finds every one of them "
+            f"(recall >= {RECALL:.0%}; "
+            f"paper {PAPER_RECALL:.1%}) within about {k.misses} to {k.misses + 1} intervals, with precision >= "
+            f"{PRECISION:.0%} (paper {PAPER_PRECISION:.1%}), and none off them; the mesh finds the faults its "
+            f"random 5-tuples happen to cross. The {downs} links down are not counted in recall: the switches see "
+            f"carrier go and their select groups skip the dead port at once, so probes lose little or nothing")
+
+
+class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True):
+    title = "skeleton probing: the job's own paths, against the full mesh"
+    paper = ("Alibaba SkeletonHunter (SIGCOMM'25): probing only the paths training traffic uses found "
+             "failures with 98.2% precision and 99.3% recall, at a fraction of full-mesh probing's cost")
+    families = ("clos3",)
+    Knobs = SkeletonKnobs
+
+    def meaningful(self) -> None:
+        fab, k = self.fabric(), self.knobs
+        if k.job_hosts >= len(fab.hosts):
+            self.refuse(f"job_hosts={k.job_hosts}: the fabric has {len(fab.hosts)} hosts; a job on all "
+                        "of them leaves no part of the mesh unused, so nothing to save")
+        if len(fab.switch_links()) < k.faults:
+            self.refuse(f"faults={k.faults}: the fabric has {len(fab.switch_links())} switch links, "
+                        "one fault per link")
+        if k.misses * k.interval >= k.hold / 2:
+            self.refuse(f"misses x interval = {k.misses * k.interval:g} s: a fault held {k.hold:g} s "
+                        "must outlast twice the time an alarm takes")
+
+    def run(self, quick: bool) -> dict:
+        k = self.knobs
+        seed = k.seed or secrets.randbelow(2**31 - 2) + 1
+        rng = random.Random(seed)
+        fab = self.fabric()
+        job, mesh = job_probes(fab, k, rng), mesh_probes(fab, rng)
+        with make_emulation(fab) as emu:
+            paths = {p.name: traced(emu, p) for p in job + mesh}
+            used = {tuple(e) for p in job for e in paths[p.name]}
+            plan = choose_faults(fab, used, k.faults, rng)
+            (result, windows), busy = cpu_busy_fraction(lambda: play(emu, job + mesh, plan, k))
+            setup = emu.describe()
+        index = {name: i for i, name in enumerate(result["names"])}
+        probes = [{"name": p.name, "prober": PROBERS[0] if p in job else PROBERS[1], "src": p.src.name,
+                   "dst": p.dst.name, "sport": p.sport, "dport": p.dport, "path": paths[p.name],
+                   "in_model": in_model(fab, p, paths[p.name]), "sent": result["sent"][index[p.name]],
+                   "lost": lost_rounds(result["received"][index[p.name]], result["rounds"])}
+                  for p in job + mesh]
+        return {"probes": probes, "faults": plan, "windows": windows, "rounds": result["rounds"],
+                "seconds": round(result["rounds"] * k.interval, 3), "late_max_s": result["late_max_s"],
+                "cpu_busy": round(busy, 3),
+                "setup": {"seed": seed, "job": [p.src.host for p in job], "emulation": setup,
+                          "job_dport": JOB_DPORT, "mesh_dport": MESH_DPORT}, "series": {}}
+
+    def judge(self, figures: dict) -> Judgement:
+        k = self.knobs_of(figures)
+        faults = figures["faults"]
+        sk, mesh = score(figures, PROBERS[0], k), score(figures, PROBERS[1], k)
+        cost = round(sk["probes_per_s"] / mesh["probes_per_s"], 3) if mesh["probes_per_s"] else 1.0
+        confirmed = all(p["in_model"] for p in figures["probes"])
+        loss = quiet_loss(figures, k)
+        on = sum(1 for f in faults if f["on_job_path"] and f.get("silent", True))
+        valid = (figures["cpu_busy"] <= BUSY_LIMIT and figures["late_max_s"] <= k.interval and confirmed
+                 and loss <= 0.01 and on > 0 and not all(f["on_job_path"] for f in faults))
+        ok = sk["recall_job"] >= RECALL and sk["precision"] >= PRECISION and cost <= COST
+        why = "" if valid else (f"; invalid: CPU {figures['cpu_busy']:.0%} busy (limit {BUSY_LIMIT:.0%}), "
+                                f"prober up to {figures['late_max_s'] * 1000:.0f} ms late, {loss:.1%} of probes "
+                                f"lost with no fault in place, traces {'in' if confirmed else 'NOT all in'} "
+                                f"the model, {on} of {len(faults)} faults silent and on the job's paths")
+
+        def said(name: str, s: dict) -> str:
+            return (f"{name}: {s['paths']} paths, {s['probes_per_s']:g} probes/s, {s['alarms']} alarms "
+                    f"({s['false_alarms']} false: precision {s['precision']:.0%}), found "
+                    f"{s['recall_job']:.0%} of the {on} silent faults on the job's paths and {s['recall_all']:.0%} of "
+                    f"all {len(faults)}, detection {s['detect_ms_median']} ms median, {s['detect_ms_max']} max")
+        return Judgement(
+            verdict(ok, valid), expectation=expectation(figures, k),
+            measured=(f"seed {figures['setup'].get('seed')}; faults "
+                      + ", ".join(f"{f['kind']} {f['egress'][0]}:{f['egress'][1]}"
+                                  + (" (job)" if f["on_job_path"] else "")
+                                  + (f" ({f['injected_ms']} ms to inject)" if "injected_ms" in f else "") for f in faults)
+                      + f"; {said('skeleton', sk)}; {said('full mesh', mesh)}; skeleton cost {cost:.0%} of the "
+                      f"mesh's; CPU busy {figures['cpu_busy']:.0%}" + why),
+            derived={"skeleton": sk, "full_mesh": mesh, "cost_ratio": cost, "quiet_loss": loss},
+            headline=(f"skeleton {sk['probes_per_s']:g} probes/s ({cost:.0%} of the mesh's), found "
+                      f"{sk['recall_job']:.0%} of job-path faults, precision {sk['precision']:.0%}; "
+                      f"mesh found {mesh['recall_all']:.0%} of all"))
+
+    def plot(self, result, path: Path) -> bool:
+        f = result.figures
+        scores = {"skeleton": f["skeleton"], "full mesh": f["full_mesh"]}
+        fig, (cost, quality, when) = plots.figure(self, result, ncols=3, size=(14, 4.8))
+        plots.bars(cost, ["probes per second"], {n: [[s["probes_per_s"]]] for n, s in scores.items()},
+                   "probes/s")
+        cost.set_title(f"cost: the skeleton sends {f['cost_ratio']:.0%} of the mesh's probes", fontsize=9)
+        plots.bars(quality, ["precision", "recall (job's paths)", "recall (all faults)"],
+                   {n: [[s["precision"]], [s["recall_job"]], [s["recall_all"]]] for n, s in scores.items()}, "")
+        quality.axhline(PAPER_PRECISION, ls="--", color="black", lw=1, label="paper: precision 98.2%")
+        quality.axhline(PAPER_RECALL, ls=":", color="black", lw=1, label="paper: recall 99.3%")
+        quality.set_ylim(0, 1.25)
+        quality.legend(fontsize="x-small", loc="upper right", ncol=2)
+        for k, (name, s) in enumerate(scores.items()):
+            xs = [int(i) for i in s["detect_ms"]]
+            when.scatter(xs, [s["detect_ms"][str(i)] for i in xs], color=plots.COLOURS[k], label=name,
+                         marker="o" if k == 0 else "x", zorder=3)
+        for i, fault in enumerate(f["faults"]):
+            when.annotate(("job: " if fault["on_job_path"] else "") + fault["kind"], (i, 0), rotation=90,
+                          fontsize=6, xytext=(0, 3), textcoords="offset points", va="bottom")
+        when.set_xlabel("fault (in the order injected)")
+        when.set_ylabel("time to detect (ms)")
+        when.set_ylim(bottom=0)
+        when.legend(fontsize="small")
+        plots.save(fig, path)
+        return True
