@@ -10,15 +10,19 @@ It only pushes what testbed.model.routing and testbed.model.policies compute and
 - ARP request for the gateway: answered by the switch itself, with a rule installed at connect
   (as a ToR's own CPU would answer; a host's probe then tests its link, not the controller);
 - port status: mark the port up or down; every NIC's rules go stale;
-- (policy adaptive) a TCP SYN/FIN/RST copied by a switch: track or forget that flow; every poll
-  interval: ask every switch for its port counters and its per-flow counters, let
-  policies.plan_moves decide which flows to pin where, push the per-flow rules.
+- a packet the policy samples (its `samples` hook: adaptive's TCP SYN/FIN/RST): handed to the
+  policy's tracker; every poll interval of a tracker: ask every switch for its port counters
+  and its per-flow counters, hand them over, push the per-flow rules the tracker wants.
+
+Nothing here depends on which policy runs: the policy object (testbed.model.policies, chosen
+by the run's routing options) computes the routes and answers the hooks.
 
 Events only mark what went stale; a settle step SETTLE_S later recomputes the stale NICs'
 rules (only those: routes toward one NIC do not depend on another's) and pushes the
 difference, so a burst of announcements or port changes costs one computation per NIC, not one
 of the whole fabric per event. The status file the testbed polls is written at most every
-STATUS_MIN_S. Pipeline and rule encoding: controller/switch.py.
+STATUS_MIN_S; its record, and the pipeline's tables and priorities, are the contract of
+testbed/model/contract.py. Rule encoding: controller/switch.py.
 """
 from __future__ import annotations
 
@@ -34,19 +38,11 @@ from os_ken.lib import hub
 from os_ken.lib.packet import arp, ethernet, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
-from controller import heartbeat, ofp15
-from controller.adaptive import AdaptiveFlows
-from controller.switch import (
-    FLOW_COOKIE,
-    PROBE_ETHERTYPE,
-    TABLE_FORWARD,
-    TCP_FIN,
-    TCP_RST,
-    TCP_SYN,
-    SwitchWriter,
-)
+from controller import heartbeat
+from controller.switch import SwitchWriter
 from testbed.core import files
 from testbed.model import families, policies
+from testbed.model.contract import FLOW_COOKIE, PROBE_ETHERTYPE, TABLE_FORWARD, ControllerStatus
 from testbed.model.fabric import GATEWAY_IP
 from testbed.model.routing import routes_to
 
@@ -56,7 +52,7 @@ STATUS_MIN_S = 0.1       # the status file is rewritten at most this often
 
 
 class EventTick(event.EventBase):
-    """Poll time (adaptive): sent by the app's ticker thread to its own event loop."""
+    """Poll time (a policy with a tracker): sent by the app's ticker thread to its own event loop."""
 
 
 class EventSettle(event.EventBase):
@@ -68,13 +64,16 @@ class FabricController(app_manager.OSKenApp):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        ofp15.apply_parser_fixes()
         with open(os.environ[SPEC_ENV]) as f:
             self.spec = json.load(f)
         heartbeat.start(self.spec.get("heartbeat"), self.spec.get("heartbeat_s", 0.1))
         self.fabric = families.from_spec(self.spec)
-        self.policy = policies.normalize(self.fabric, self.spec.get("routing", {}))
-        self.adaptive = self.policy["policy"] == "adaptive"
+        if self.spec.get("policy_file"):   # a policy defined outside the testbed (registry.py)
+            policies.load_file(self.spec["policy_file"])
+        self.routing = policies.normalize(self.fabric, self.spec.get("routing", {}))
+        policy, opts = self.routing.policy, self.routing.options
+        self.samples = policy.samples(opts)
+        self.tracker = policy.tracker(self.fabric, opts)
         self.names = {sw.dpid: sw.name for sw in self.fabric.switches.values()}
         self.switches: dict[str, SwitchWriter] = {}   # connected switches by name
         self.lost: list[str] = []                     # switches whose connection dropped
@@ -96,8 +95,7 @@ class FabricController(app_manager.OSKenApp):
         self.settle_pending = False
         self.status_written = 0.0
         self._fwd = None
-        self.flows = AdaptiveFlows(self.fabric, self.policy) if self.adaptive else None
-        if self.adaptive:
+        if self.tracker is not None:
             self.threads.append(hub.spawn(self._ticker))
         self.write_status()
 
@@ -115,8 +113,8 @@ class FabricController(app_manager.OSKenApp):
             self.logger.warning("switch %s reconnected: the old connection is dropped", name)
             self.lost.append(name)
             old.dp.close()
-        writer = SwitchWriter(dp, self.fabric.switches[name], self.policy["ecmp"])
-        writer.reset(sample_tcp=self.adaptive)
+        writer = SwitchWriter(dp, self.fabric.switches[name], self.routing.ecmp)
+        writer.reset(self.samples)
         self.installed = {k: v for k, v in self.installed.items() if k[1] != name}
         self.switches[name] = writer
         for rules in self.wanted.values():
@@ -154,7 +152,7 @@ class FabricController(app_manager.OSKenApp):
             return
         a = pkt.get_protocol(arp.arp)
         if a is None:
-            if self.adaptive:
+            if self.tracker is not None:
                 self.on_tcp_sample(name, in_port, pkt)
             return
         if a.src_ip == a.dst_ip and a.src_ip != GATEWAY_IP:   # gratuitous: a NIC announces itself
@@ -209,7 +207,7 @@ class FabricController(app_manager.OSKenApp):
     @set_ev_cls(EventSettle)
     def on_settle(self, ev):
         self.settle_pending = False
-        everything = self.stale_all or self.policy["policy"] == "static"   # static is global
+        everything = self.stale_all or self.routing.policy.whole_fabric
         ips = list(self.learned) if everything else sorted(self.stale)
         ports_changed = self.stale_all      # (a port event marks every NIC stale)
         self.stale, self.stale_all = set(), False
@@ -220,19 +218,19 @@ class FabricController(app_manager.OSKenApp):
             self.replace(ip, rules)
         self.drop_unwanted(was_isolated - self.isolated)
         self._fwd = None
-        if self.adaptive:
-            self.flows.prune(self.fwd, frozenset(self.down), time.monotonic())
+        if self.tracker is not None:
+            self.tracker.prune(self.fwd, frozenset(self.down), time.monotonic())
             self.push_flows()
         self.write_status()
 
     def compute(self, ips: list[str], everything: bool) -> dict[str, dict[tuple, object]]:
-        """The route and core rules of each NIC in `ips`, as policies say."""
+        """The route and core rules of each NIC in `ips`, as the routing options say (`everything`:
+        `ips` are every learned NIC)."""
         down = frozenset(self.down)
         routes = [r for ip in ips
                   for r in routes_to(self.fabric, ip, self.learned[ip]["mac"], self.learned[ip]["at"], down)]
-        core = policies.core_rules(self.fabric, routes) if self.policy["core"] == "per-port" else []
-        if self.policy["policy"] == "static" and everything:
-            routes = policies.static_routes(self.fabric, routes, self.policy["matrix"], core)
+        core = self.routing.core_rules(self.fabric, routes)
+        routes = self.routing.routes(self.fabric, routes, core)
         rules: dict[str, dict[tuple, object]] = {ip: {} for ip in ips}
         for r in routes:
             rules[r.ip][("route", r.switch, r.ip)] = r
@@ -273,7 +271,7 @@ class FabricController(app_manager.OSKenApp):
 
     @property
     def fwd(self) -> policies.Forwarding:
-        """Every switch's forwarding toward every NIC (built when asked: adaptive, static)."""
+        """Every switch's forwarding toward every NIC (built when a tracker asks)."""
         if self._fwd is None:
             rules = [(k[0], v) for r in self.wanted.values() for k, v in r.items()]
             self._fwd = policies.Forwarding(self.fabric, [v for kind, v in rules if kind == "route"],
@@ -281,19 +279,19 @@ class FabricController(app_manager.OSKenApp):
         return self._fwd
 
     def push_flows(self) -> None:
-        """Per-flow rules (adaptive) as the flow tracker wants them."""
-        if not self.adaptive:
+        """Per-flow rules as the policy's tracker wants them."""
+        if self.tracker is None:
             return
-        wanted = self.flows.wanted(self.fwd)
+        wanted = self.tracker.wanted(self.fwd)
         for key in [k for k in self.installed if k[0] == "flow" and k not in wanted]:
             self.take(key)
         for key, value in wanted.items():
             self.put(key, value)
 
-    # ---- adaptive ----
+    # ---- a policy's tracker ----
     def _ticker(self):
         while True:
-            hub.sleep(self.policy["interval"])
+            hub.sleep(self.tracker.interval)
             self.send_event(self.name, EventTick())
 
     def on_tcp_sample(self, name: str, in_port: int, pkt) -> None:
@@ -301,8 +299,7 @@ class FabricController(app_manager.OSKenApp):
         if ip is None or seg is None:
             return
         key = policies.FiveTuple(ip.src, ip.dst, 6, seg.src_port, seg.dst_port)
-        if self.flows.on_syn_or_end(name, in_port, key, bool(seg.bits & TCP_SYN),
-                                    bool(seg.bits & (TCP_FIN | TCP_RST)), time.monotonic()):
+        if self.tracker.on_sample(name, in_port, key, seg.bits, time.monotonic()):
             self.push_flows()
 
     @set_ev_cls(EventTick)
@@ -314,23 +311,24 @@ class FabricController(app_manager.OSKenApp):
                 dp.send_msg(parser.OFPFlowDescStatsRequest(
                     dp, table_id=TABLE_FORWARD, cookie=FLOW_COOKIE, cookie_mask=0xFFFFFFFFFFFFFFFF))
         now = time.monotonic()
-        dropped = self.flows.prune(self.fwd, frozenset(self.down), now)
-        if self.flows.plan(self.fwd, now, self.logger.info) or dropped:
+        dropped = self.tracker.prune(self.fwd, frozenset(self.down), now)
+        if self.tracker.plan(self.fwd, now, self.logger.info) or dropped:
             self.push_flows()
         self.write_status()
 
     @set_ev_cls(ofp_event.EventOFPPortStatsReply, MAIN_DISPATCHER)
     def on_port_stats(self, ev):
-        if self.adaptive:
-            self.flows.on_port_stats(self.names.get(ev.msg.datapath.id), ev.msg.body, time.monotonic())
+        if self.tracker is not None:
+            counters = [(stat.port_no, stat.tx_bytes) for stat in ev.msg.body]
+            self.tracker.on_port_counters(self.names.get(ev.msg.datapath.id), counters, time.monotonic())
 
     # OVS answers OpenFlow 1.5's per-flow counters as FLOW_DESC (its OXS-based FLOW_STATS
     # request is refused with BAD_STAT)
     @set_ev_cls(ofp_event.EventOFPFlowDescStatsReply, MAIN_DISPATCHER)
     def on_flow_stats(self, ev):
-        if self.adaptive:
-            self.flows.on_flow_stats(self.names.get(ev.msg.datapath.id), ev.msg.body, self.fwd,
-                                     time.monotonic())
+        if self.tracker is not None:
+            self.tracker.on_flow_counters(self.names.get(ev.msg.datapath.id), flow_counters(ev.msg.body),
+                                          self.fwd, time.monotonic())
 
     # ---- status ----
     def write_status(self, force: bool = False):
@@ -342,26 +340,35 @@ class FabricController(app_manager.OSKenApp):
             self.mark_stale_status()
             return
         self.status_written = now
-        static = Counter(k[1] for k in self.installed if k[0] in ("route", "core"))
-        status = {
-            "connected": sorted(self.switches),
-            "lost": self.lost,
-            "learned": {ip: sorted(map(list, e["at"])) for ip, e in self.learned.items()},
-            "down": sorted(map(list, self.down)),
-            "policy": {k: v for k, v in self.policy.items() if k != "matrix"},
-            "routes": sum(1 for k in self.installed if k[0] == "route"),
-            "core_rules": sum(1 for k in self.installed if k[0] == "core"),
+        installed = Counter(k[0] for k in self.installed)
+        status = ControllerStatus(
+            connected=tuple(sorted(self.switches)), lost=tuple(self.lost),
+            learned={ip: tuple(sorted(e["at"])) for ip, e in self.learned.items()},
+            down=tuple(sorted(self.down)), policy=self.routing.to_json(),
+            routes=installed["route"], core_rules=installed["core"],
             # every rule the controller keeps on a switch regardless of traffic
-            "routes_per_switch": dict(static),
-            "isolated": sorted(self.isolated),   # their rules wait for a port to come back
-            "settled": not (self.stale or self.stale_all),
-        }
-        if self.adaptive:
-            status["adaptive"] = self.flows.status(sum(1 for k in self.installed if k[0] == "flow"))
-        files.write_json(os.path.dirname(path), os.path.basename(path), status)   # atomic
+            routes_per_switch=dict(Counter(k[1] for k in self.installed if k[0] in ("route", "core"))),
+            isolated=tuple(sorted(self.isolated)),   # their rules wait for a port to come back
+            settled=not (self.stale or self.stale_all),
+            tracker=None if self.tracker is None else self.tracker.status(installed["flow"]))
+        files.write_json(os.path.dirname(path), os.path.basename(path), status.to_json())   # atomic
 
     def mark_stale_status(self) -> None:
         """A status write was skipped: make sure a settle writes it soon."""
         if not self.settle_pending:
             self.settle_pending = True
             hub.spawn(self._settle_later)
+
+
+def flow_counters(body) -> list[tuple[policies.FiveTuple, int]]:
+    """(5-tuple, byte count) of each per-flow rule in a FLOW_DESC reply."""
+    counters = []
+    for stat in body:
+        m = stat.match
+        try:
+            key = policies.FiveTuple(m["ipv4_src"], m["ipv4_dst"], 6, m["tcp_src"], m["tcp_dst"])
+        except KeyError:
+            continue
+        if stat.stats is not None:
+            counters.append((key, dict(stat.stats.fields)["byte_count"]))
+    return counters

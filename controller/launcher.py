@@ -31,7 +31,7 @@ import os_ken.controller.controller as osken_controller  # noqa: E402  registers
 # isort: on
 from os_ken.lib import hub
 
-from controller import ofp15
+from controller import ovs_groups
 
 LOG = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def _exit_now(signum, _frame):
 def run(app_module, path, extra_args=()):
     """Serve OpenFlow on the Unix socket `path` with `app_module` (a module name or a path to
     a .py file); `extra_args` are more os-ken options, e.g. ['--verbose']. Applies
-    ofp15.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which exit the process. Call from
+    ovs_groups.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which exit the process. Call from
     the main thread."""
     tls = str(path).startswith('ssl:')
     if tls:   # switches on other servers: TCP with mutual TLS (os-ken's own SSL server)
@@ -106,7 +106,7 @@ def run(app_module, path, extra_args=()):
     else:
         cfg.CONF(args=['--ofp-tcp-listen-port', '1', *extra_args], project='os_ken')  # port unused
     osken_log.init_log()
-    ofp15.apply_parser_fixes()
+    ovs_groups.apply_parser_fixes()
     if not tls:
         osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):

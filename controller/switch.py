@@ -1,24 +1,34 @@
 """One switch as the controller writes to it: computed rules become FLOW_MODs and groups.
 
-The app decides *what* a switch holds (routes, per-port core rules, per-flow rules: see
-testbed.model.policies); this module only encodes it in OpenFlow 1.5 for Open vSwitch.
+The app decides *what* a switch holds (routes, per-port core rules, per-flow rules, the
+packets a policy samples: see testbed.model.policies); this module only encodes it in OpenFlow
+1.5 for Open vSwitch, in the pipeline of testbed/model/contract.py.
 
 Rule keys: ("route", switch, ip) -> Route, ("core", switch, in_port, ip) -> CoreRule,
 ("flow", switch, FiveTuple) -> an output port (int) or the Route to follow (a counting rule).
 """
 from __future__ import annotations
 
-from controller import ofp15
-from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
-from testbed.model.routing import FIVE_TUPLE, Route, ecmp_basis
+from collections.abc import Iterable
 
-PRIO_PROBE, PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1200, 1100, 1000, 900, 0   # table 0
-PRIO_ROUTE, PRIO_CORE, PRIO_PINNED = 500, 550, 600        # table 1
-TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
-FLOW_COOKIE = 0x5EED_F10E                                  # marks per-flow rules
-SAMPLE_BYTES = 128
-TCP_FIN, TCP_SYN, TCP_RST = 0x01, 0x02, 0x04
-PROBE_ETHERTYPE = 0x88B5   # IEEE local experimental: the wiring check's probes (postcards)
+from controller import ovs_groups
+from testbed.model.contract import (
+    FLOW_COOKIE,
+    PRIO_ARP,
+    PRIO_CORE,
+    PRIO_GATEWAY_ARP,
+    PRIO_MISS,
+    PRIO_PINNED,
+    PRIO_PROBE,
+    PRIO_ROUTE,
+    PRIO_SAMPLE,
+    PROBE_ETHERTYPE,
+    TABLE_CLASSIFY,
+    TABLE_FORWARD,
+)
+from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
+from testbed.model.policies import Sample
+from testbed.model.routing import FIVE_TUPLE, Route, ecmp_basis
 
 
 class SwitchWriter:
@@ -28,8 +38,9 @@ class SwitchWriter:
         self.basis = ecmp_basis(ecmp_mode, switch)
         self.groups: dict[tuple, int] = {}    # group key -> group id
 
-    def reset(self, sample_tcp: bool) -> None:
-        """Wipe the switch and install the classifying table (table 0)."""
+    def reset(self, samples: Iterable[Sample] = ()) -> None:
+        """Wipe the switch and install the classifying table (table 0), with the policy's
+        `samples` (packets copied to the controller, then forwarded)."""
         ofp, parser = self.ofp, self.parser
         self.dp.send_msg(parser.OFPFlowMod(self.dp, command=ofp.OFPFC_DELETE, table_id=ofp.OFPTT_ALL,
                                            out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
@@ -46,12 +57,10 @@ class SwitchWriter:
                       table=TABLE_CLASSIFY)
         self.add_flow(PRIO_GATEWAY_ARP, parser.OFPMatch(eth_type=0x0806, arp_op=1, arp_tpa=GATEWAY_IP),
                       gateway_arp_reply(parser, ofp), table=TABLE_CLASSIFY)
-        if sample_tcp:   # (adaptive) the controller learns each TCP flow's path from its SYNs
-            for flag in (TCP_SYN, TCP_FIN, TCP_RST):
-                self.add_flow(PRIO_SAMPLE,
-                              parser.OFPMatch(eth_type=0x0800, ip_proto=6, tcp_flags=(flag, flag)),
-                              [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, SAMPLE_BYTES)],
-                              table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
+        for sample in samples:
+            self.add_flow(PRIO_SAMPLE, parser.OFPMatch(**sample.match),
+                          [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, sample.bytes)],
+                          table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
         self.add_flow(PRIO_MISS, parser.OFPMatch(), [], table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
 
     # ---- rules ----
@@ -110,7 +119,7 @@ class SwitchWriter:
                 # a bucket whose port is down is skipped: failover without the controller
                 properties=[parser.OFPGroupBucketPropWatch(type_=ofp.OFPGBPT_WATCH_PORT, watch=p)])
                 for i, p in enumerate(ports)]
-            props = [ofp15.hash_selection_property(FIVE_TUPLE, self.basis)]
+            props = [ovs_groups.hash_selection_property(FIVE_TUPLE, self.basis)]
             self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_ADD, type_=ofp.OFPGT_SELECT,
                                                 group_id=gid, buckets=buckets, properties=props))
         return self.groups[ports]

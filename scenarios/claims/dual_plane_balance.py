@@ -32,7 +32,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import TestbedError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace, first_port
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C

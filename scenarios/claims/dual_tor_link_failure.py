@@ -11,7 +11,7 @@ from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, FaultKnobs, Workload
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 
@@ -27,7 +27,7 @@ class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", cl
         with make_emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=self.knobs.streams).start(timeline)
-            w.play(lambda: faults.link_down(link), lambda: faults.link_up(link))
+            w.play(lambda: faults.link_down(link))
             w.finish()
             host, nic = w.host_intfs[BUSY], w.nic_intfs[nic0.name]
             baseline, during = w.baseline(host), w.during(host)

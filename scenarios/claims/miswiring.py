@@ -61,13 +61,14 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure import checks
 from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import wiring
 from testbed.model.routing import routes_to
 from testbed.workload import traffic
+from testbed.workload.hashports import cport_base
 
 A, B = harness.BUSY, harness.PEER    # two hosts of one segment: rail-local traffic stays under the ToRs
 SWAPS = ("plane", "rail")
@@ -216,7 +217,7 @@ def measure_traffic(emu, knobs: MiswiringKnobs) -> dict:
     flows = []
     for n, (src, dst) in enumerate(pairs(fab)):
         dport = 5301 + n
-        cport = harness.pick_cport(emu, src, dst, knobs.streams, dport)
+        cport = cport_base(emu, src, dst, knobs.streams, dport)
         flows.append(traffic.Flow(src, dst, dport=dport, sport=cport, parallel=knobs.streams))
     for flow in flows:
         traffic.start_server(emu, flow.dst, flow.dport)

@@ -29,7 +29,7 @@ from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 

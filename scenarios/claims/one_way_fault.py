@@ -16,10 +16,11 @@ from typing import ClassVar
 from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Timeline, Workload
-from testbed.emulation.cluster import make_emulation
+from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
+from scenarios.kit.timeline import Timeline
 from testbed.emulation.detectors import Detectors
-from testbed.emulation.faults import Faults
+from testbed.emulation.factory import make_emulation
+from testbed.emulation.faults import Faults, Handle
 
 
 @dataclass(frozen=True)
@@ -38,10 +39,11 @@ class OneWayKnobs(FaultKnobs):
                             "dead_after": "s of silence after which the detector takes a port out"}
 
 
-def cut(emu, faults: Faults, link) -> bool:
-    """Drop the NIC-to-ToR direction of `link`; whether its carrier stayed up."""
-    faults.one_way(link, "up")
-    return emu.net[BUSY].cmd(f"cat /sys/class/net/{link.a_intf}/carrier").strip() == "1"
+def cut(emu, faults: Faults, link, seen: dict) -> Handle:
+    """Drop the NIC-to-ToR direction of `link`; whether its carrier stayed up goes in `seen`."""
+    handle = faults.one_way(link, "up")
+    seen["carrier_up"] = emu.net[BUSY].cmd(f"cat /sys/class/net/{link.a_intf}/carrier").strip() == "1"
+    return handle
 
 
 def stream_figures(w: Workload, nic0, link, events: list) -> dict:
@@ -138,10 +140,11 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
                 Faults(emu) as faults:
             mbit = k.load * fab.line_mbit(nic0) / k.streams
             w = Workload(emu, streams=k.streams, stream_mbit=mbit).start(timeline)
-            carrier = w.play(lambda: cut(emu, faults, link), faults.repair_all)
+            seen: dict = {}
+            w.play(lambda: cut(emu, faults, link, seen))
             w.finish()
             events = detectors.events(BUSY) if detector else []
-        return {"carrier_up": carrier, **stream_figures(w, nic0, link, events)}
+        return {"carrier_up": seen["carrier_up"], **stream_figures(w, nic0, link, events)}
 
     def judge(self, figures: dict) -> Judgement:
         carrier, probed = figures["carrier_only"], figures["with_detector"]
@@ -157,7 +160,17 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
                                   f"{probed['stuck_streams']} (out in {probed['detected_ms']} ms)")
 
     def plot(self, result, path: Path) -> bool:
-        fault = result.figures["with_detector"]["fault_s"]
+        carrier, probed = result.figures["carrier_only"], result.figures["with_detector"]
+        fault = probed["fault_s"]
+        # what the streams on the faulty port sent before it: where they resume with the detector
+        before = probed["nic_baseline_mbps"] * probed["streams_on_faulty_port"] / max(probed["streams"], 1)
+        detected = {} if probed["detected_ms"] is None else \
+            {f"detector took the port out ({probed['detected_ms']} ms)": probed["detected_ms"] / 1000}
         # iperf3's receiver reports every 0.2 s and paced streams arrive in bursts: a 1 s mean too
-        return plots.fault_timeline(self, result, path, [(0.0, fault)], "NIC-to-ToR direction dead",
-                                    smooth=5)
+        return plots.fault_timeline(
+            self, result, path, [(0.0, fault)], "NIC-to-ToR direction dead", smooth=5,
+            levels={"expected, carrier only: 0 (stuck)": 0.0,
+                    "expected, detector: their rate before the fault": before},
+            marks=detected,
+            noted=f"paper: LFS ignored, the NIC kept sending into a dead direction\nhere: stuck streams "
+                  f"carrier {carrier['stuck_streams']}, detector {probed['stuck_streams']}")

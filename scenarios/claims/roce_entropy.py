@@ -53,7 +53,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import fluid

@@ -51,11 +51,11 @@ from typing import ClassVar
 from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import SECONDS, Timeline
+from scenarios.kit.fault_harness import SECONDS
 from scenarios.kit.knobs import Knobs
+from scenarios.kit.timeline import Schedule, Timeline
 from scenarios.kit.traffic_helpers import valid
-from testbed.core.wait import sleep_until
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.model.families.hpn import SEGMENT
@@ -214,14 +214,12 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         `fault` s later; (the flows' counts, (start, fault, repair, end) on the sampler's clock)."""
         load.start()
         t_start = time.monotonic() - sampler.t0
-        sleep_until(sampler.t0 + t_start + timeline.warm + timeline.base)
-        t_fault = time.monotonic() - sampler.t0
-        faults.switch_down(TOR)
-        sleep_until(sampler.t0 + t_fault + timeline.fault)
-        t_repair = time.monotonic() - sampler.t0
-        faults.repair_all()
+        schedule = Schedule()
+        fault = schedule.fault(timeline.fault_at, lambda: faults.switch_down(TOR), timeline.fault)
+        schedule.play(sampler.t0 + t_start, origin=sampler.t0)
         counts = load.finish()
-        return counts, (t_start, t_fault, t_repair, min(t_start + timeline.seconds, time.monotonic() - sampler.t0))
+        return counts, (t_start, fault.injected, fault.repaired,
+                        min(t_start + timeline.seconds, time.monotonic() - sampler.t0))
 
     def judge(self, figures: dict) -> Judgement:
         dual, single = figures["dual_tor"], figures["single_tor"]

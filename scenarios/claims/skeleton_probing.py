@@ -32,10 +32,10 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
+from scenarios.kit.timeline import Schedule
 from scenarios.kit.traffic_helpers import BUSY_LIMIT
-from testbed.core.wait import sleep_until
-from testbed.emulation.cluster import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.factory import make_emulation
+from testbed.emulation.faults import Faults, Handle
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.measure.probing import Probe, ProbeRun, lost_rounds, outages
@@ -141,37 +141,35 @@ def traced(emu, probe: Probe) -> list[list]:
             if h.out_port is not None and peer[(h.switch, h.out_port)][0] in emu.fabric.switches]
 
 
-def inject(emu, faults: Faults, fault: dict) -> None:
+def inject(emu, faults: Faults, fault: dict) -> Handle:
+    """Put one fault of the plan in place (how long that took goes in its `injected_ms`)."""
     fab, (sw, port) = emu.fabric, fault["egress"]
     link = next(l for l in fab.switch_links() if (sw, port) in ((l.a, l.a_port), (l.b, l.b_port)))
+    start = time.monotonic()
     if fault["kind"] == "link-down":
-        faults.link_down(link)
+        handle = faults.link_down(link)
     elif fault["kind"] == "one-way":
-        faults.one_way(link, "up" if sw == link.a else "down")
+        handle = faults.one_way(link, "up" if sw == link.a else "down")
     else:       # what enters the far switch by this cable is dropped there
         far, far_port = fab.port_peer()[(sw, port)]
         emu.ofctl("add-flow", far, f"cookie={DROP_COOKIE:#x},table=0,priority=65535,"
                                    f"in_port={far_port},actions=drop")
-        faults.undo.append((f"drop rule on {far} port {far_port}",
-                            lambda: emu.ofctl("del-flows", far, f"cookie={DROP_COOKIE:#x}/-1")))
+        handle = faults.add(f"drop rule on {far} port {far_port}",
+                            lambda: emu.ofctl("del-flows", far, f"cookie={DROP_COOKIE:#x}/-1"))
+    fault["injected_ms"] = round((time.monotonic() - start) * 1000)
+    return handle
 
 
 def play(emu, probes: list[Probe], plan: list[dict], k: SkeletonKnobs) -> tuple[dict, list]:
     """Both probers' rounds while each fault of `plan` is in place for `hold` s in turn; the
     prober's result and each fault's window (s since round 0)."""
     seconds = k.hold + len(plan) * (k.hold + k.gap)
-    windows = []
     with ProbeRun(emu, probes, seconds, k.interval) as run, Faults(emu) as faults:
-        for i, fault in enumerate(plan):
-            sleep_until(run.t0 + k.hold + i * (k.hold + k.gap))     # the faults' own schedule
-            t_in = time.monotonic() - run.t0
-            inject(emu, faults, fault)
-            fault["injected_ms"] = round((time.monotonic() - run.t0 - t_in) * 1000)
-            sleep_until(run.t0 + t_in + k.hold)
-            t_out = time.monotonic() - run.t0
-            faults.repair_all()
-            windows.append([round(t_in, 3), round(t_out, 3)])
-    return run.result, windows
+        schedule = Schedule()         # the timeline engine: each fault in place for `hold` s
+        played = [schedule.fault(k.hold + i * (k.hold + k.gap), lambda f=fault: inject(emu, faults, f), k.hold)
+                  for i, fault in enumerate(plan)]
+        schedule.play(run.t0)
+    return run.result, [[round(p.injected, 3), round(p.repaired, 3)] for p in played]
 
 
 # ---- the verdict's arithmetic ----

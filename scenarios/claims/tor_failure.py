@@ -20,7 +20,7 @@ from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults import Faults
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
@@ -69,7 +69,7 @@ class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
         fab = self.fabric(single_tor=single_tor)
         with make_emulation(fab) as emu, Faults(emu) as faults:
             w = Workload(emu, pairs=[(BUSY, PEER), (PEER, BUSY)], streams=self.knobs.streams).start(timeline)
-            w.play(lambda: faults.switch_down(TOR), faults.repair_all)
+            w.play(lambda: faults.switch_down(TOR))
             w.finish()
             return {**{h: host_figures(w, fab, h) for h in HOSTS},
                     "series": w.series(w.host_intfs[BUSY], t_ref=w.t_fault), "setup": emu.describe()}

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from scenarios.kit import knobs as knobs_module
 from scenarios.kit.knobs import Knobs
-from testbed.core import files
+from testbed.core import files, progress
 from testbed.core.errors import ParamError, PartLost
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
@@ -173,7 +173,8 @@ class Scenario:
         stem = files.checked_name(stem or self.name, "report name")
         files.make_dirs(out)
         try:
-            figures = self.run(self.quick)
+            with progress.phase("measuring"):     # its bring-ups show their own phases within
+                figures = self.run(self.quick)
             figures.setdefault("setup", {}).update(knobs=asdict(self.knobs), settings=self.settings)
             result = self.report(figures)
         except PartLost as e:
@@ -181,7 +182,9 @@ class Scenario:
         png = out / f"{stem}.png"
         result.files["json"] = str(out / f"{stem}.json")
         files.write_json(out, f"{stem}.json", asdict(result), indent=2)   # kept if the plot fails
-        if "lost" not in result.figures and self.plot(result, png):
+        with progress.phase("drawing the figure"):
+            drawn = "lost" not in result.figures and self.plot(result, png)
+        if drawn:
             result.files["png"] = str(png)
             files.write_json(out, f"{stem}.json", asdict(result), indent=2)
         else:       # an earlier run's figure would show a verdict this run did not reach

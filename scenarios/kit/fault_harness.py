@@ -1,5 +1,6 @@
 """The harness the fault scenarios share (dual-tor-link-failure, link-flap, one-way-fault,
-tor-failure): the fabric, the workload, the timeline a fault follows, and their measures.
+tor-failure): the fabric, the workload, and their measures; the timeline a fault follows and the engine
+that plays it are scenarios/kit/timeline.py.
 
 The workload: TCP from every NIC of a busy host to the same NIC of a peer in its segment, several
 streams per NIC spread over the NIC's ports. The host's sending rate is read from the counters of
@@ -13,10 +14,12 @@ from typing import ClassVar
 
 from scenarios.kit.base import Scenario
 from scenarios.kit.knobs import Knobs
-from testbed.core.wait import sleep_until
+from scenarios.kit.timeline import Schedule, Timeline
+from testbed.core import progress
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import iperf_intervals, longest_stall
 from testbed.workload import traffic
+from testbed.workload.hashports import cport_base
 
 BUSY, PEER = "p0s0h0", "p0s0h1"      # two hosts of one segment: traffic stays under the ToRs
 SATURATED = 0.7      # a baseline below this fraction of the line rate: the CPU, not the fabric, limited it
@@ -90,42 +93,6 @@ class FaultScenario(Scenario):
                                self.setup(timeline), single=self.single_baseline())
 
 
-@dataclass(frozen=True)
-class Timeline:
-    """The phases of a fault run (s): warm-up (not measured), baseline, fault, after the repair."""
-    warm: float
-    base: float
-    fault: float
-    after: float
-
-    @classmethod
-    def choose(cls, quick: bool, quick_steps: tuple, full_steps: tuple) -> Timeline:
-        return cls(*(quick_steps if quick else full_steps))
-
-    @property
-    def seconds(self) -> float:
-        return self.warm + self.base + self.fault + self.after
-
-    def steps(self) -> list[float]:
-        return [self.warm, self.base, self.fault, self.after]
-
-
-def pick_cport(emu: Emulation, src, dst, streams: int, dport: int) -> int:
-    """A client port base whose `streams` consecutive ports the kernel spreads evenly over src's ports."""
-    if len(src.ports) < 2:
-        return 41000
-    best, best_spread = 41000, -1
-    for base in range(41000, 41000 + 16 * streams * 8, 16 * streams):
-        devs = emu.net[src.host].route_devs(src.ip, dst.ip, "tcp",
-                                            [base + i for i in range(streams)], dport)
-        spread = min(devs.count(p) for p in src.ports)
-        if spread > best_spread:
-            best, best_spread = base, spread
-        if spread == streams // len(src.ports):
-            break
-    return best
-
-
 @dataclass
 class Workload:
     """iperf3 from every NIC of each (src host, dst host) pair, `streams` TCP streams per NIC,
@@ -143,7 +110,7 @@ class Workload:
         for n, (a, b) in enumerate(self.pairs):
             for src, dst in zip(fab.hosts[a].nics, fab.hosts[b].nics):
                 dport = 5201 + 10 * n + src.index
-                cport = pick_cport(self.emu, src, dst, self.streams, dport)
+                cport = cport_base(self.emu, src, dst, self.streams, dport)
                 self.flows.append(traffic.Flow(src, dst, dport=dport, sport=cport, parallel=self.streams))
         self.host_intfs = {h: [l.b_intf for l in fab.host_links() if l.a == h]
                            for h in {a for a, _ in self.pairs}}
@@ -166,27 +133,22 @@ class Workload:
         """Seconds since the sampler started: the time axis of every series."""
         return time.monotonic() - self.sampler.t0
 
-    def at(self, t: float) -> None:
-        """Sleep until `t` s of the timeline have passed. The timeline starts once every client
-        is started, not when the sampler did: starting the servers and clients takes a few
-        seconds on a slow CPU (a VM under QEMU TCG), which must not eat the warm-up."""
-        sleep_until(self.sampler.t0 + self.t_start + t)
+    def play(self, inject, by_itself: bool = False):
+        """Inject the fault once warm-up and baseline are over (`inject()` returns its Handle)
+        and repair it `fault` s later, or (`by_itself`: a flap train) let it end when `inject`
+        returns: the timeline engine (scenarios/kit/timeline.py). When each happened, on the
+        workload's clock, is kept as t_fault and t_repair. Returns the fault's Handle. The
+        timeline starts once every client is started, not when the sampler did: starting the
+        servers and clients takes a few seconds on a slow CPU (a VM under QEMU TCG), which must
+        not eat the warm-up."""
+        tl, schedule = self.timeline, Schedule()
+        fault = schedule.fault(tl.fault_at, inject, None if by_itself else tl.fault)
+        with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"):
+            schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)
+        self.t_fault, self.t_repair = fault.injected, fault.repaired
+        return fault.handle
 
-    def play(self, inject, repair=None):
-        """Inject the fault once warm-up and baseline are over and repair it `fault` s later (a
-        fault with no `repair`, a flap train, ends when `inject` returns); when each happened, on
-        the workload's clock, is kept as t_fault and t_repair. Returns what `inject` returned."""
-        tl = self.timeline
-        self.at(tl.warm + tl.base)
-        self.t_fault = self.now()
-        injected = inject()
-        if repair is not None:
-            self.at(tl.warm + tl.base + tl.fault)
-        self.t_repair = self.now()
-        if repair is not None:
-            repair()
-        return injected
-
+    @progress.phase("traffic: until every client ends")
     def finish(self) -> None:
         try:
             self.results = [(client.flow, traffic.wait_client(self.emu, client, self.seconds + 20), t)
@@ -266,7 +228,8 @@ def dual_and_single(variant, setup: dict, single: bool = True) -> dict:
         if single_tor and not single:
             figures[key] = None
             continue
-        measured = variant(single_tor)
+        with progress.phase(label):
+            measured = variant(single_tor)
         figures["setup"][short] = measured.pop("setup")
         series = measured.pop("series")      # one series, or several by name
         for name, points in (series.items() if isinstance(series, dict) else [(None, series)]):

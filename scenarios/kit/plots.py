@@ -23,7 +23,28 @@ def figure(scenario, result, ncols: int = 1, size=(8, 4.5)):
                  color=VERDICT_COLOUR.get(result.verdict, "darkred"))
     for ax in axes:
         ax.grid(alpha=0.3)
+    paper(fig, f"paper: {scenario.paper}")
     return fig, (axes[0] if ncols == 1 else axes)
+
+
+def paper(fig, text: str) -> None:
+    """The paper's statement (its value) under the panels, small, wrapped to the figure's width;
+    save() leaves room for it."""
+    import textwrap
+    wrapped = textwrap.fill(text, int(fig.get_figwidth() * 15))
+    fig.text(0.01, 0.01, wrapped, fontsize=7, color="#333333", va="bottom", ha="left")
+    fig._paper_lines = wrapped.count("\n") + 1
+
+
+def mark(ax, x: float, label: str, colour: str = "black") -> None:
+    """A moment on the time axis (e.g. when the detector took the port out), dotted."""
+    ax.axvline(x, ls=":", lw=1.2, color=colour, label=label)
+
+
+def note(ax, text: str) -> None:
+    """A boxed note right of the panel, under its legend: the paper's value beside this run's."""
+    ax.text(1.01, 0.0, text, transform=ax.transAxes, fontsize=7.5, ha="left", va="bottom",
+            bbox={"boxstyle": "round", "facecolor": "lightyellow", "alpha": 0.9, "lw": 0.5})
 
 
 def save(fig, path: Path) -> None:
@@ -31,7 +52,8 @@ def save(fig, path: Path) -> None:
     import io
 
     from testbed.core import files
-    fig.tight_layout()
+    footer = getattr(fig, "_paper_lines", 0) * 0.12 / fig.get_figheight()   # inches of 7 pt text
+    fig.tight_layout(rect=(0, footer + 0.01 if footer else 0, 1, 1))
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
     files.write_file(Path(path).parent, Path(path).name, buffer.getvalue())
@@ -87,10 +109,12 @@ def moving_mean(points: list, n: int) -> list:
 
 def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, float]], window_label: str,
                    levels: dict[str, float] | None = None, smooth: int = 1,
-                   unmeasured: list[tuple[float, float]] = ()) -> bool:
+                   unmeasured: list[tuple[float, float]] = (), marks: dict[str, float] | None = None,
+                   noted: str = "") -> bool:
     """The series of a fault run over time, each fault window shaded, and the levels the theory
     expects (name -> y) as dashed lines over the fault; `smooth` > 1: a moving mean of that many;
-    `unmeasured`: stretches the judgement leaves out (the datapath paused), shaded grey."""
+    `unmeasured`: stretches the judgement leaves out (the datapath paused), shaded grey; `marks`:
+    moments (name -> x), dotted; `noted`: a boxed note (the paper's value beside this run's)."""
     if not any(result.series.values()):
         return False
     fig, ax = figure(scenario, result)
@@ -107,9 +131,13 @@ def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, floa
     start, end = min(w[0] for w in windows), max(w[1] for w in windows)
     for k, (name, y) in enumerate((levels or {}).items()):     # what the theory expects during the fault
         ax.hlines(y, start, end, ls="--", lw=1.2, color=COLOURS[k % len(COLOURS)], label=name)
+    for name, x in (marks or {}).items():
+        mark(ax, x, name)
+    if noted:
+        note(ax, noted)
     ax.set_xlabel(result.setup.get("x_label", "time (s)"))
     ax.set_ylabel(result.setup.get("y_label", ""))
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize="small", loc="lower left")
+    ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     save(fig, path)
     return True

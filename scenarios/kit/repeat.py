@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from scenarios.kit.base import REPRODUCED, Result
-from testbed.core import files
+from testbed.core import files, progress
 
 
 def numbers(figures: dict, prefix: str = "") -> dict[str, float]:
@@ -46,12 +46,14 @@ def summarize(results: list[Result]) -> dict:
             "figures": {key: spread(values) for key, values in per_key.items()}}
 
 
-def repeat(scenario, n: int, out: Path, on_run=None) -> tuple[dict, list[Result]]:
+def repeat(scenario, n: int, out: Path, on_run=None, steps=None) -> tuple[dict, list[Result]]:
     """Run `scenario` (configured) `n` times, each run's files as NAME.runK.json/png; the summary
-    (also NAME.repeat.json, with every run) and the results. `on_run(k, result)` after each."""
-    results = []
+    (also NAME.repeat.json, with every run) and the results. `on_run(k, result)` after each;
+    `steps` (a progress.Steps) shows "k of N" with an ETA."""
+    results, steps = [], steps or progress.Steps(f"{scenario.name} run", n)
     for k in range(1, n + 1):
-        result = scenario.execute(out, quick=scenario.quick, stem=f"{scenario.name}.run{k}")
+        with steps.step(f"{scenario.name}.run{k}"):
+            result = scenario.execute(out, quick=scenario.quick, stem=f"{scenario.name}.run{k}")
         results.append(result)
         if on_run:
             on_run(k, result)

@@ -6,9 +6,8 @@ import statistics
 from typing import ClassVar
 
 from scenarios.kit.base import Scenario
+from scenarios.kit.invalid import BUSY_LIMIT
 from testbed.workload.collectives import Collective
-
-BUSY_LIMIT = 0.9      # above this the CPU, not the fabric, was the bottleneck (Handigol et al.)
 
 
 def valid(*busy: float) -> bool:

@@ -13,11 +13,16 @@ import signal
 import sys
 
 from testbed.cli import capture, clean, doctor, lab, output, ps, runs, servers, topo, trace, up
-from testbed.core import interrupts
+from testbed.core import interrupts, progress
 from testbed.core.errors import ParamError, TestbedError
 
 SUBCOMMANDS = (doctor, topo, up, ps, trace, capture, runs, lab, servers, clean)
 SIGPIPE_STATUS = 128 + signal.SIGPIPE
+PROGRESS = ("Long work (a bring-up's phases, a scenario's, the tour's and --repeat's k of N with an "
+            "ETA) shows its progress on stderr: a live status line on a terminal, one timestamped "
+            "line per phase on a pipe, nothing under --json; stdout keeps the results.")
+VERBOSE_HELP = ("more progress on stderr: -v adds each phase's duration as it ends, -vv also "
+                "every command the testbed runs (ovs-vsctl, tc, the hosts' scripts)")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -35,11 +40,16 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(prog="hpn-testbed", description=(
         "Emulate the networks that train large language models (Alibaba HPN, DeepSeek MPFT/MRFT, "
-        "a three-tier Clos) on Mininet and Open vSwitch with an os-ken controller."))
+        "a three-tier Clos) on Mininet and Open vSwitch with an os-ken controller."), epilog=PROGRESS)
     p.add_argument("--version", action="version", version=f"%(prog)s {output.version()}")
+    p.add_argument("-v", "--verbose", action="count", default=0, help=VERBOSE_HELP)
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(sub)
+    for parser in sub.choices.values():   # `hpn-testbed up -v` as well as `hpn-testbed -v up`
+        parser.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                            help=VERBOSE_HELP)
+        parser.epilog = parser.epilog or PROGRESS
     return p
 
 
@@ -67,7 +77,8 @@ def _run(argv: list[str]) -> int:
                                                            if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
     try:
-        return args.func(args)
+        with progress.shown(progress.choose(getattr(args, "json", False)), args.verbose):
+            return args.func(args)
     except (ParamError, TestbedError) as e:
         output.fail(f"hpn-testbed: {e}", e.exit_status)
         return e.exit_status

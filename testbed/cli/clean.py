@@ -15,10 +15,10 @@ def cmd_clean(args) -> int:
     import os
 
     from testbed.core.errors import ParamError
-    from testbed.emulation import runstate
+    from testbed.emulation import teardown
     if os.geteuid() != 0:
         raise ParamError("clean needs root (it removes bridges, interfaces and processes of runs)")
-    done = runstate.clean(include_live=args.all)
+    done = teardown.clean(include_live=args.all)
     for line in done:
         print(line)
     if not done:

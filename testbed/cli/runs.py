@@ -3,6 +3,7 @@ experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)
 from __future__ import annotations
 
 from testbed.cli.output import check_output, console, escape, print_json, styled, table
+from testbed.core import progress
 from testbed.core.errors import ParamError
 
 OK_VERDICTS = ("reproduced", "measured")     # an experiment file has no claim: it is "measured"
@@ -115,7 +116,7 @@ def chosen_runs(args) -> list:
 
 def cmd_run(args) -> int:
     from testbed.cli.up import servers_of
-    from testbed.emulation.cluster import on_servers
+    from testbed.emulation.factory import on_servers
     if args.help:
         return show_help(args)
     if args.check:
@@ -199,11 +200,12 @@ def run_all(runs, args) -> int:
     out, con = Path(args.out), console()
     if args.repeat > 1:
         return run_repeats(runs, args, out, con)
-    results = []
+    results, steps = [], progress.Steps("tour" if not args.names else "scenario", len(runs))
     for scenario in runs:
         if not args.json:
             con.print(f"[bold]{escape(scenario.name)}[/bold] ({scenario.claim}): {escape(scenario.title)}")
-        result = scenario.execute(out, quick=scenario.quick)
+        with steps.step(scenario.name) if len(runs) > 1 else progress.phase(scenario.name):
+            result = scenario.execute(out, quick=scenario.quick)
         results.append(result)
         if not args.json:
             print_result(con, result)
@@ -242,7 +244,8 @@ def run_repeats(runs, args, out, con) -> int:
         def each(k, result):
             if not args.json:
                 con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
-        summary, results = repeat(scenario, args.repeat, out, each)
+        summary, results = repeat(scenario, args.repeat, out, each,
+                                  progress.Steps(f"{scenario.name} run", args.repeat))
         summaries.append((summary, results))
         if not args.json:
             print_spread(con, summary)

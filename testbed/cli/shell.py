@@ -51,7 +51,6 @@ class FabricCLI(FabricCommands, CaptureCommand, MininetCommands, CLI):
 
     def __init__(self, emu, faults, stdin=sys.stdin, script=None):
         self.emu, self.fabric, self.faults = emu, emu.fabric, faults
-        self.fault_notes: dict = {}          # Faults undo action -> what the fault was, for `fault list`
         self.peers = cable_peers(emu.fabric)
         output("*** Starting CLI: `help` lists the commands; `exit` or Ctrl-D tears the fabric down\n")
         super().__init__(emu.net, stdin=stdin, script=script)

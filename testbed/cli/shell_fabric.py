@@ -1,6 +1,7 @@
 """The testbed's own commands in the CLI: trace, fault, rates, queues, routes, check."""
 from __future__ import annotations
 
+import argparse
 import functools
 import itertools
 import time
@@ -8,11 +9,13 @@ import time
 from mininet.log import output
 
 from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_arguments, positive
-from testbed.cli.shell_routes import FORWARD_TABLE, routes_text
+from testbed.cli.shell_routes import routes_text
 from testbed.cli.trace import port_number
+from testbed.emulation import fault_registry
+from testbed.emulation.fault_kinds import SHELL_WORDS, ArgProblem
 from testbed.emulation.trace import emulation_trace
-from testbed.measure import checks, meters
-from testbed.model.fabric import Link
+from testbed.measure import bringup, meters
+from testbed.model.contract import TABLE_FORWARD
 
 BUSY_MBPS = 0.01       # with no SWITCH named, rates and queues show only ports above this
 
@@ -23,23 +26,47 @@ TRACE.add_argument("--sport", type=port_number, default=40000, metavar="N")
 TRACE.add_argument("--dport", type=port_number, default=5201, metavar="N")
 TRACE.add_argument("--proto", choices=["tcp", "udp"], default="tcp")
 
-FAULT = ShellParser("fault")
-_kinds = FAULT.add_subparsers(dest="kind", metavar="link-down|link-up|flap|one-way|switch-down|"
-                                                   "switch-up|repair|list")
-for _kind in ("link-down", "link-up"):
-    _kinds.add_parser(_kind).add_argument("port", metavar="PORT")
-_flap = _kinds.add_parser("flap")
-_flap.add_argument("port", metavar="PORT")
-_flap.add_argument("--count", type=positive(int), default=3, metavar="N")
-_flap.add_argument("--period", type=positive(float), default=1.0, metavar="SECONDS")
-_flap.add_argument("--down", type=positive(float), default=0.5, metavar="SECONDS")
-_one_way = _kinds.add_parser("one-way")
-_one_way.add_argument("port", metavar="PORT")
-_one_way.add_argument("direction", choices=["up", "down"])
-for _kind in ("switch-down", "switch-up"):
-    _kinds.add_parser(_kind).add_argument("switch", metavar="SWITCH")
-_kinds.add_parser("repair")
-_kinds.add_parser("list")
+
+def fault_parser() -> ShellParser:
+    """`fault`'s parser, made from the fault registry at each use (a kind registered since is in
+    it): `fault KIND ARGS` for each kind, `fault REPAIR-WORD ARGS` for each that has one (link-up),
+    `fault repair`, `fault list`. Words only: the kind's own `read` checks them, as it checks an
+    experiment file's."""
+    words = [w for k in fault_registry.kinds() for w in (k.name, k.repair_word) if w] + list(SHELL_WORDS)
+    parser = ShellParser("fault")
+    sub = parser.add_subparsers(dest="word", metavar="|".join(words))
+    parser.words = {}          # word -> its own parser, whose usage line a problem quotes
+    for kind in fault_registry.kinds():
+        parser.words[kind.name] = sub.add_parser(kind.name)
+        add_arguments(parser.words[kind.name], kind.args)
+        if kind.repair_word:
+            parser.words[kind.repair_word] = sub.add_parser(kind.repair_word)
+            add_arguments(parser.words[kind.repair_word], tuple(a for a in kind.args if a.required))
+    for word in SHELL_WORDS:
+        sub.add_parser(word)
+    return parser
+
+
+def add_arguments(parser: ShellParser, args) -> None:
+    for a in args:
+        metavar = "|".join(a.choices) if a.choices else a.name.upper()
+        if a.positional:
+            parser.add_argument(a.name, metavar=metavar, nargs=None if a.required else "?",
+                                default=argparse.SUPPRESS)
+        else:
+            parser.add_argument(f"--{a.name}", metavar=metavar, default=argparse.SUPPRESS,
+                                required=a.required)
+
+
+def fault_args(kind, words: dict, fabric, usage: str, only=None) -> dict:
+    """A kind's arguments from the words typed, checked by the kind (Usage naming the problem)."""
+    try:
+        given = {a.name: a.from_text(words[a.name]) for a in kind.args if a.name in words}
+        if only is not None:
+            return {a.name: a.check(given[a.name], fabric) for a in kind.args if a.name in only}
+        return kind.read(given, fabric)
+    except ArgProblem as e:
+        raise Usage(f"{e}; usage: {usage}" if usage else str(e)) from None
 
 
 def watch_parser(name: str) -> ShellParser:
@@ -79,7 +106,7 @@ def window_rate(sampler: meters.Sampler, intf: str, seconds: float) -> float:
 
 
 class FabricCommands:
-    """Mixed into the CLI (testbed/cli/shell.py), which sets emu, fabric, faults, fault_notes
+    """Mixed into the CLI (testbed/cli/shell.py), which sets emu, fabric, faults
     and peers (cable_peers)."""
 
     # ---- trace ----
@@ -106,75 +133,44 @@ class FabricCommands:
     def do_fault(self, line):
         """Inject a fault into the fabric (undone on exit), or list them.
            Usage: fault link-down PORT | fault link-up PORT
-                  fault flap PORT [--count N] [--period SECONDS] [--down SECONDS]
-                  fault one-way PORT up|down   (up: the lower end -> the upper one, e.g. NIC -> ToR)
+                  fault flap PORT [--count N] [--period PERIOD] [--down DOWN]
+                  fault one-way PORT [up|down]   (up: the lower end -> the upper one, e.g. NIC -> ToR)
                   fault switch-down SWITCH | fault switch-up SWITCH
                   fault repair (undo every fault now) | fault list (or just `fault`)
-           PORT: either interface of a cable, e.g. p0s0h0-n0p0 or p0s0r0t0-eth1"""
-        args = FAULT.parse(line)
-        if args.kind in (None, "list"):
+           PORT: either interface of a cable, e.g. p0s0h0-n0p0 or p0s0r0t0-eth1
+           (`help fault KIND` would list a kind's arguments: they come from its declaration,
+           testbed/emulation/fault_library.py)"""
+        parser = fault_parser()
+        words = vars(parser.parse(line))
+        word = words.pop("word", None)
+        if word in (None, "list"):
             return self.list_faults()
-        if args.kind == "repair":
-            self.fault_notes.clear()
+        if word == "repair":
             self.faults.repair_all()
             return output("*** every fault undone\n")
-        if args.kind.startswith("switch-"):
-            return self.switch_fault(args.switch, args.kind.removeprefix("switch-"))
-        link = self.faults.link(args.port)
-        if args.kind == "flap":
-            return self.flap(link, args.count, args.period, args.down)
-        if args.kind == "one-way":
-            dropped = f"{link.a} -> {link.b}" if args.direction == "up" else f"{link.b} -> {link.a}"
-            return self.inject(f"{link.a_intf} <-> {link.b_intf}: {dropped} dropped, carrier up",
-                               self.faults.one_way, link, args.direction)
-        self.link_fault(link, args.kind.removeprefix("link-"))
+        self.fault_word(word, words, parser.words[word].usage_line())
 
-    def inject(self, note: str, fault, *args):
-        """Run a Faults method; name what it left to undo by `note`, for `fault list`."""
-        before = [undo for _, undo in self.faults.undo]
-        result = fault(*args)
-        for _, undo in self.faults.undo:
-            if undo not in before:
-                self.fault_notes[undo] = note
-        output(f"*** {note}\n")
-        return result
+    def fault_word(self, word: str, words: dict, usage: str = "") -> None:
+        """`fault WORD ...`: inject the kind called `word`, or repair with its repair word."""
+        kind = fault_registry.REGISTRY.by_repair_word(word)
+        if kind is not None:
+            args = fault_args(kind, words, self.fabric, usage, only=words)
+            kind.undo(self.faults, **args)
+            return output(f"*** {word} {kind.target(args)}\n")
+        kind = fault_registry.get(word)
+        args = fault_args(kind, words, self.fabric, usage)
+        already = kind.already(self.faults, **args)
+        if already:
+            return output(f"*** {already}\n")
+        output(f"*** {kind.name} {kind.target(args)}: {kind.help}\n" if kind.lasts(args) else "")
+        output(f"*** {kind.inject(self.faults, **args).note}\n")
 
     def list_faults(self) -> None:
-        if not self.faults.undo:
+        if not self.faults.in_place:
             return output("*** no faults in place\n")
         output("*** faults in place (undone on exit, or by `fault repair`):\n")
-        for description, undo in self.faults.undo:
-            output(f"  {self.fault_notes.get(undo, description)}\n")
-
-    def link_fault(self, link: Link, state: str) -> None:
-        if state == "down" and f"link {link.b_intf} up" in (d for d, _ in self.faults.undo):
-            output(f"*** {link.b_intf} is down already\n")
-        elif state == "down":
-            self.inject(f"{link.b_intf} down (its peer {link.a_intf} lost carrier)",
-                        self.faults.link_down, link)
-        else:
-            self.faults.link_up(link)
-            output(f"*** {link.b_intf} up\n")
-
-    def switch_fault(self, switch: str, state: str) -> None:
-        if switch not in self.fabric.switches:
-            raise Usage(f"no switch {switch!r} in this fabric")
-        if state == "down":
-            self.inject(f"switch {switch} down (every port)", self.faults.switch_down, switch)
-        else:
-            self.faults.switch_up(switch)
-            output(f"*** switch {switch} up\n")
-
-    def flap(self, link: Link, count: int, period: float, down: float) -> None:
-        if down >= period:
-            raise Usage(f"--down {down:g} must be shorter than --period {period:g}")
-        output(f"*** flapping {link.b_intf}: {count} times, every {period:g} s, down {down:g} s\n")
-        try:
-            times = self.faults.flap_train(link, count, period, down)
-        except KeyboardInterrupt:   # stopped mid-flap: leave the link up, as a finished train does
-            self.faults.link_up(link)
-            raise
-        output(f"*** flapped at {', '.join(f'{t:.2f}' for t in times)} s; {link.b_intf} is up\n")
+        for handle in self.faults.in_place:
+            output(f"  {handle.note}\n")
 
     # ---- rates, queues ----
     def watched_ports(self, switches: list[str]) -> list[tuple[str, str]]:
@@ -238,7 +234,7 @@ class FabricCommands:
             if switch not in self.fabric.switches:
                 raise Usage(f"no switch {switch!r} in this fabric")
         for switch in args.switches:
-            flows = self.emu.ofctl("dump-flows", switch, f"table={FORWARD_TABLE}")
+            flows = self.emu.ofctl("dump-flows", switch, f"table={TABLE_FORWARD}")
             groups = self.emu.ofctl("dump-groups", switch)
             output(routes_text(switch, flows, groups, functools.partial(self.cable_peer, switch)))
 
@@ -247,5 +243,5 @@ class FabricCommands:
            Usage: check"""
         no_arguments("check", line)
         output("*** running the bring-up checks (about 10 s)\n")
-        for c in checks.run_all(self.emu):
+        for c in bringup.run_all(self.emu):
             output(f"  {'pass' if c.passed else 'FAIL'}  {c.name}: {c.detail}\n")

@@ -165,7 +165,7 @@ class MininetCommands:
         words = line.split()
         if len(words) not in (2, 3) or words[-1] not in ("up", "down"):
             raise Usage("usage: link NODE1 NODE2 up|down, or link PORT up|down")
-        self.link_fault(self.one_cable(words[:-1]), words[-1])
+        self.fault_word(f"link-{words[-1]}", {"port": self.one_cable(words[:-1]).b_intf})
 
     def one_cable(self, ends: list[str]) -> Link:
         if len(ends) == 1:
@@ -185,7 +185,7 @@ class MininetCommands:
         words = line.split()
         if len(words) != 2 or words[1] not in ("stop", "start"):
             raise Usage("usage: switch SWITCH stop|start")
-        self.switch_fault(words[0], "down" if words[1] == "stop" else "up")
+        self.fault_word("switch-down" if words[1] == "stop" else "switch-up", {"switch": words[0]})
 
     def do_dpctl(self, line):
         """Run an ovs-ofctl command (OpenFlow 1.5) on every switch.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-FORWARD_TABLE = 1     # controller/switch.py: TABLE_FORWARD
+from testbed.model.contract import TABLE_FORWARD
+
 STATS = {"cookie", "duration", "table", "n_packets", "n_bytes", "idle_age", "hard_age",
          "importance", "priority", "send_flow_rem", "reset_counts"}
 GROUP_TYPES = {"ff": "fast-failover", "select": "select", "all": "all", "indirect": "indirect"}
@@ -71,6 +72,6 @@ def group_lines(dump: str, peer: PeerName) -> list[str]:
 
 def routes_text(switch: str, flows_dump: str, groups_dump: str, peer: PeerName) -> str:
     flows, groups = flow_lines(flows_dump, peer), group_lines(groups_dump, peer)
-    title = (f"*** {switch}: {len(flows)} rules in table {FORWARD_TABLE} (priority, match -> actions; "
+    title = (f"*** {switch}: {len(flows)} rules in table {TABLE_FORWARD} (priority, match -> actions; "
              f"MAC rewrites not shown), {len(groups)} groups")
     return "\n".join([title, *flows, *groups]) + "\n"

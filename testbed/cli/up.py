@@ -6,20 +6,20 @@ import sys
 
 from testbed.cli.output import console, print_json, table
 from testbed.cli.topo import add_fabric_args, fabric_settings
+from testbed.core import progress
 from testbed.core.errors import ParamError
 
 
 def add_parser(sub) -> None:
     from testbed.measure.checks import ALL_PAIRS_UP_TO
-    from testbed.model.policies import CORE_MODES, POLICIES
+    from testbed.model import policies
     from testbed.model.routing import ECMP_MODES
     u = sub.add_parser("up", help="bring a fabric up on Open vSwitch (needs root)")
     add_fabric_args(u)
     u.add_argument("--ecmp", choices=ECMP_MODES, help="select-group hashing (default seeded)")
-    u.add_argument("--policy", choices=POLICIES,
-                   help="routing policy: ECMP hashing (default), static per destination, or "
-                        "adaptive (the controller moves flows off hot uplinks)")
-    u.add_argument("--core", choices=CORE_MODES,
+    u.add_argument("--policy", metavar="NAME",   # checked against the registry: it may grow
+                   help="routing policy: " + "; ".join(f"{p.name}: {p.summary}" for p in policies.POLICIES))
+    u.add_argument("--core", choices=tuple(policies.CORE_MODES),
                    help="core tier: per-port rules (default on hpn) or ECMP")
     u.add_argument("--pair", action="append", metavar="SRC,DST",
                    help="a flow of the known traffic matrix for --policy static (repeatable; NICs "
@@ -113,15 +113,16 @@ def prepare(args):
 
 
 def cmd_up(args) -> int:
-    from testbed.emulation.cluster import make_emulation, on_servers
-    from testbed.measure import checks
+    from testbed.emulation.factory import make_emulation, on_servers
+    from testbed.measure import bringup
     fab, options = prepare(args)        # validated before anything is created
     keep_requested(args)
     with on_servers(servers_of(args)), make_emulation(fab, options) as emu:
         info = emu.describe()
         results = []
         if args.check:
-            results = checks.run_all(emu, full=args.full)
+            with progress.phase("checks"):
+                results = bringup.run_all(emu, full=args.full)
             emu.check_whole()     # PartLost if a switch or the controller was lost meanwhile
             info["checks"] = [c.__dict__ for c in results]
         if args.json:

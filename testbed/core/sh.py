@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import subprocess
 
+from testbed.core import progress
 from testbed.core.errors import TestbedError
 
 
 def run(cmd: list[str] | str, *, input: str | None = None, check: bool = True,
         timeout: float = 60) -> str:
     """Run `cmd` (a list, or a string for the shell) and return its stdout."""
+    progress.command(cmd if isinstance(cmd, str) else " ".join(cmd))
     proc = subprocess.run(cmd, shell=isinstance(cmd, str), input=input, capture_output=True,
                           text=True, timeout=timeout)
     if check and proc.returncode != 0:
@@ -38,6 +40,8 @@ def nodes_cmd(jobs: list[tuple[object, str]], timeout: float = 60) -> list[str]:
     Each script is its own process in the node's namespace (`mnexec -da PID`), not a line
     typed into the node's interactive shell: a Ctrl-C that interrupted that shell mid-command
     must not stop cleanup from running commands in the node afterwards."""
+    for node, script in jobs:
+        progress.command(f"on {node.name}: {script}")
     procs = [node.popen(["bash", "-c", "set -e\n" + script], stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True) for node, script in jobs]
     try:

@@ -3,11 +3,15 @@
     with Emulation(make_fabric("hpn")) as emu:
         emu.net["p0s0h0"].cmd("ping -c1 10.0.1.1")
 
-Start order: write down what will be created (runstate), start the controller, build the
-Mininet network (one batched ovs-vsctl, port numbers pinned from the model), configure hosts
-(bonds, per-NIC routing) and shape links (HTB + a short bfifo), then wait, by polling, until every
-switch is connected, every NIC port has been learned from its gratuitous ARP and every switch
-holds its routes. Every exit path, Ctrl-C included, tears it all down.
+Start order (each step a progress phase): write down what will be created (runstate), start the
+controller, build the Mininet network (one batched ovs-vsctl, port numbers pinned from the model),
+configure hosts (bonds, per-NIC routing) and shape links (HTB + a short bfifo), then poll until every
+switch is connected, every NIC port learned from its gratuitous ARP and every switch holds its
+routes. Every exit path, Ctrl-C included, tears it all down.
+
+Where the fabric runs is an object of its own, `site` (site.py: this machine, the default;
+cluster.py: servers): it owns what differs by place (the controller's reach, the Mininet
+classes, commands where a switch lives, meters, leftovers); this module is the same for both.
 
 The processes of a run each have one owner: the controller its ControllerProcess, the
 processes in hosts their FabricHost (`spawn`), the port detectors a Detectors block.
@@ -19,21 +23,21 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 
-from testbed.core import interrupts, sh
+from testbed.core import interrupts, progress, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import counters, hostnet, keep, runstate, shaping, system
-from testbed.emulation.controller import ControllerProcess
+from testbed.emulation import hostnet, keep, runstate, shaping, system, teardown
 from testbed.emulation.detectors import Detectors
-from testbed.emulation.hosts import end_unrecorded
+from testbed.emulation.site import LocalSite
 from testbed.emulation.watchdog import Watchdog
 from testbed.model import wiring
+from testbed.model.contract import ControllerStatus
 from testbed.model.fabric import Fabric
 
 _RUN_NUMBERS = itertools.count(1)
-INACTIVITY_PROBE_MS = 30_000
 QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
                           # does not cap the queue before the qdisc does (platform.md)
 
@@ -54,35 +58,20 @@ class Options:
     miswire: tuple[str, ...] = ()
 
 
-class ControllerRef:
-    """What Mininet's OVSSwitch.start needs to point a bridge at our controller: a Unix socket
-    (Mininet writes targets as PROTOCOL:IP:PORT; FabricSwitch drops the port)."""
-    protocol, name, port = "unix", "c0", 0
-    waiting = False      # Mininet's CLI looks up every node by name and waits on it
-
-    def __init__(self, socket: str):
-        self.socket = socket
-
-    def IP(self):
-        return self.socket
-
-    def start(self):
-        pass
-
-    def stop(self):
-        pass
-
-
 class Emulation(Lifecycle):
-    def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None):
+    starting = "bring-up"      # the phase its start() shows (testbed/core/progress.py)
+
+    def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None,
+                 site=None):
         self.fabric = fabric
         self.options = options or Options()
+        self.site = site or LocalSite(fabric)       # where it runs (ParamError before anything exists)
         self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
-        self.datapath = self.options.datapath or system.datapath()
+        self.datapath = self.site.datapath(self.options.datapath)
         self.bond = self.options.bond or system.bond_backend()
         self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
-        self.controller = ControllerProcess(self.state, fabric, self.options.routing)
+        self.controller = self.site.make_controller(self.state, self.options.routing)
         self.net = None
         self.timings: dict[str, float] = {}
         self.detectors: Detectors | None = None   # with Options(detector=True)
@@ -110,30 +99,7 @@ class Emulation(Lifecycle):
         # fabrics would claim the same interfaces. The lock is held until teardown is done.
         self._lock = runstate.RunLock.take(self.run_id)
         system.check_machine(self.datapath, self.bond)
-        taken = (set(self.root_intfs()) | set(self.local_bridges())) & \
-            (set(os.listdir("/sys/class/net")) | runstate.all_bridges())
-        if taken:
-            raise ParamError(f"{len(taken)} names this fabric needs already exist (e.g. "
-                             f"{sorted(taken)[0]}): another run is up, or run `hpn-testbed clean`")
-
-    def root_intfs(self) -> list[str]:
-        return [l.b_intf for l in self.fabric.links] + \
-               [l.a_intf for l in self.fabric.switch_links()]
-
-    # ---- hooks: where the fabric's parts live (testbed/emulation/cluster.py puts them on servers) ----
-    def local_bridges(self) -> list[str]:
-        """The bridges this run makes in this machine's Open vSwitch."""
-        return list(self.fabric.switches)
-
-    def make_watchdog(self) -> Watchdog:
-        return Watchdog(self.controller, list(self.fabric.switches), f"unix:{self.controller.socket}")
-
-    def end_strays(self, net) -> None:
-        """End the processes in the hosts' namespaces that the run did not record."""
-        end_unrecorded(net, {pid for pid, *_ in self.state.data["pids"]})
-
-    def remove_root_links(self) -> None:
-        runstate.delete_links(self.root_intfs())
+        self.site.preflight()
 
     def start(self) -> None:
         t0 = time.monotonic()
@@ -142,17 +108,18 @@ class Emulation(Lifecycle):
                                     "hosts": len(self.fabric.hosts), "nics": len(self.fabric.nics()),
                                     "datapath": self.datapath}     # for `hpn-testbed ps`
         self.state.create()
-        self.state.add("bridges", *self.local_bridges())
-        self.state.add("root_intfs", *self.root_intfs())
+        self.site.record(self.state)
         self.controller.start()
         self.timings["controller"] = time.monotonic() - t0
-        self.build_network()
+        with progress.phase(f"namespaces, switches, links ({len(self.fabric.links)})"):
+            self.build_network()
         self.timings["network"] = time.monotonic() - t0
-        self.configure_hosts()
-        self.shape_links()
+        with progress.phase("hosts: bonds, routes, link shaping"):
+            self.configure_hosts()
+            self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
-        self.watchdog = self.make_watchdog().start()
+        self.watchdog = self.site.make_watchdog(self.controller).start()
         if self.options.detector:
             self.detectors = Detectors(self, self.options.detector_hosts,
                                        self.options.detector_interval,
@@ -170,7 +137,7 @@ class Emulation(Lifecycle):
         if self.watchdog is not None and self.watchdog.lost:
             raise PartLost(self.watchdog.lost)
         if self.controller.proc is not None and self.controller.proc.poll() is None:
-            lost = self.controller.status().get("lost") or []
+            lost = self.controller.status().lost
             if lost:
                 raise PartLost(f"switch {lost[0]} lost its connection to the controller")
 
@@ -182,74 +149,56 @@ class Emulation(Lifecycle):
             detectors.stop()
         if self.net is not None:
             net, self.net = self.net, None
-            self.end_strays(net)
+            self.site.end_strays(net, self.state)
             try:
-                # links in one kernel batch instead of Mininet's shell round trip per link,
+                # links in one batch per machine instead of Mininet's shell round trip per link,
                 # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)
                 net.links = []
-                self.remove_root_links()
+                self.site.remove_links(self.state)
                 net.stop()
-            except Exception as e:   # go on: runstate.destroy removes what is left
+            except Exception as e:   # go on: teardown.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         self.controller.stop()
         if self.state.dir.exists():
             if keep.wanted() or getattr(self, "_failed", False) or keep.failed(sys.exc_info()[0]):
                 keep.keep(self.state.dir)
-            runstate.destroy(self.state)
+            teardown.destroy(self.state)
         if self._lock is not None:
             self._lock.release()
             self._lock = None
 
     # ---- steps ----
     def build_network(self) -> None:
-        from mininet.link import Link
         from mininet.log import setLogLevel
         from mininet.net import Mininet
-        from mininet.node import OVSSwitch
-
-        run_id, datapath, socket = self.run_id, self.datapath, f"unix:{self.controller.socket}"
 
         from testbed.emulation.hosts import FabricHost
         FabricHost.run_state = self.state
-
-        class FabricSwitch(OVSSwitch):
-            def bridgeOpts(self):
-                # tag the bridge so `clean` finds it and nothing else
-                return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
-
-            def vsctl(self, *args, **kwargs):
-                # Mininet writes controller targets as PROTOCOL:IP:PORT; a unix: target has no
-                # port. A controller busy with a burst of events is not a dead one: OVS probes
-                # it only after INACTIVITY_PROBE_MS of silence (the watchdog watches the process)
-                ours = f'{socket}\\" inactivity_probe={INACTIVITY_PROBE_MS}'
-                return super().vsctl(*[str(a).replace(f'{socket}:0\\"', ours) for a in args], **kwargs)
-
         setLogLevel("error")
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
         self.net = net
+        switch_cls = self.site.switch_class(self.run_id, self.controller)
         for sw in self.fabric.switches.values():
-            net.addSwitch(sw.name, cls=FabricSwitch, dpid="%016x" % sw.dpid, protocols="OpenFlow15",
-                          datapath="user" if datapath == "netdev" else "kernel", batch=True,
-                          failMode="secure")
+            net.addSwitch(sw.name, cls=switch_cls, dpid="%016x" % sw.dpid, protocols="OpenFlow15",
+                          failMode="secure", **self.site.switch_options(sw.name, self.datapath))
         for host in self.fabric.hosts.values():
-            net.addHost(host.name, cls=FabricHost, ip=None)
+            net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
+        self.site.record_nodes(net, self.state)
         for l in wiring.as_built(self.fabric, self.swaps):   # the blueprint, unless miswired
+            ends = {"port2": l.b_port, "intfName1": l.a_intf, "intfName2": l.b_intf,
+                    "cls": self.site.link_class}
             if l.a in self.fabric.switches:
-                net.addLink(l.a, l.b, port1=l.a_port, port2=l.b_port, intfName1=l.a_intf,
-                            intfName2=l.b_intf, cls=Link)
+                net.addLink(l.a, l.b, port1=l.a_port, **ends)
             else:
                 nic = next(n for n in self.fabric.hosts[l.a].nics if l.a_intf in n.ports)
-                net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, port2=l.b_port,
-                            intfName1=l.a_intf, intfName2=l.b_intf, addr1=nic.mac, cls=Link)
-        net.controllers.append(ControllerRef(str(self.controller.socket)))
+                net.addLink(l.a, l.b, port1=nic.index * len(nic.ports) + l.a_port, addr1=nic.mac, **ends)
+        net.controllers.append(self.site.controller_ref(self.controller))
         # on a fabric without a core switch c0 (mpft, mrft) the name must still resolve: Mininet's
         # CLI looks up every node it iterates, controllers too, and looped on the KeyError
-        net.nameToNode.setdefault(ControllerRef.name, net.controllers[-1])
+        net.nameToNode.setdefault(net.controllers[-1].name, net.controllers[-1])
         net.build()
-        self.state.add_processes(*[(h.pid, "mininet:") for h in net.hosts + net.switches])
-        self.state.data["hosts"] = {h.name: h.pid for h in net.hosts}   # for `trace --fabric RUN`
-        self.state.save()
+        self.site.built(net, self.controller)
         net.start()
 
     def configure_hosts(self) -> None:
@@ -278,11 +227,11 @@ class Emulation(Lifecycle):
         that host."""
         on_switches, on_hosts = shaping.ends_lines(fabric or self.fabric, links, lines_of)
         if on_switches:
-            self.switches_batch("tc -batch -", on_switches)
+            self.site.switches_batch("tc -batch -", on_switches)
         sh.nodes_cmd([(self.net[host], "tc -batch - <<'EOF'\n" + "\n".join(lines) + "\nEOF")
                       for host, lines in on_hosts.items()])
 
-    def status(self) -> dict:
+    def status(self) -> ControllerStatus:
         return self.controller.status()
 
     def expected_attachments(self) -> int:
@@ -290,53 +239,52 @@ class Emulation(Lifecycle):
 
     def announce(self, ports: set[str] | None = None) -> None:
         """Hosts send a gratuitous ARP on each NIC port (or on `ports` only)."""
-        self.send_frames([line for h in self.fabric.hosts.values()
-                          for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)])
+        self.site.send_frames([line for h in self.fabric.hosts.values()
+                               for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)])
 
-    def send_frames(self, lines: list[str]) -> None:
-        """Send `PID PORT HEXFRAME` lines' frames from hosts' ports, all from one process."""
-        sh.run([sys.executable, "-m", "testbed.inhost.frames"], input="\n".join(lines) + "\n",
-               timeout=120)
-
-    def unlearned_ports(self, status: dict) -> set[str]:
+    def unlearned_ports(self, status: ControllerStatus) -> set[str]:
         """Host ports whose switch end the controller has not yet learned a NIC on."""
-        learned = {tuple(at) for ats in status.get("learned", {}).values() for at in ats}
+        learned = {at for ats in status.learned.values() for at in ats}
         return {l.a_intf for l in self.fabric.host_links() if (l.b, l.b_port) not in learned}
 
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout
         n = len(self.fabric.switches)
-        self.controller.wait(lambda s: len(s.get("connected", [])) == n,
-                             f"all {n} switches to connect to the controller", timeout)
-        deadline, missing = time.monotonic() + timeout, None
+        with progress.phase(f"switches connecting ({n})"):
+            self.controller.wait(lambda s: len(s.connected) == n,
+                                 f"all {n} switches to connect to the controller", timeout)
+        self.learn_ports(timeout)
+        with progress.phase("checking every switch's routes"):   # one found complete is not asked again
+            wait_for("every switch to hold its routes", partial(self.routes_installed, set()), timeout, 0.1)
+
+    @progress.phase("learning NIC ports")
+    def learn_ports(self, timeout: float) -> None:
+        deadline, missing, total = time.monotonic() + timeout, None, self.expected_attachments()
         while missing != set():   # announce, poll; announce again on the ports still unlearned
             self.announce(missing)
             try:
                 self.controller.wait(lambda s: not self.unlearned_ports(s),
-                                     f"the controller to learn all {self.expected_attachments()} "
-                                     "NIC ports", 1.0)
+                                     f"the controller to learn all {total} NIC ports", 1.0)
                 missing = set()
             except TestbedError:
                 missing = self.unlearned_ports(self.status())
+                progress.note(f"{total - len(missing)} of {total} learned")
                 if time.monotonic() > deadline:
                     raise
-        confirmed: set[str] = set()
-        wait_for("every switch to hold its routes", lambda: self.routes_installed(confirmed),
-                 timeout, 0.1)
 
     def routes_installed(self, confirmed: set[str] | None = None) -> bool:
         """Read the switches themselves: does each hold the routes the controller says it sent?
         Switches in `confirmed` are not asked again; those found complete are added to it."""
         confirmed = set() if confirmed is None else confirmed
         status = self.status()
-        if not status.get("settled", True):
+        if not status.settled:
             return False
-        per_switch = status.get("routes_per_switch", {})
+        per_switch = status.routes_per_switch
         for sw in self.fabric.switches:
             if sw in confirmed:
                 continue
             try:
-                flows = self.ofctl("dump-aggregate", sw)
+                flows = self.site.ofctl("dump-aggregate", sw)
             except TestbedError:   # a bridge still being configured: ask again on the next poll
                 return False
             count = int(flows.split("flow_count=")[1].split()[0])
@@ -345,35 +293,17 @@ class Emulation(Lifecycle):
             confirmed.add(sw)
         return True
 
-    # ---- helpers for users of a running emulation ----
+    # ---- helpers for users of a running emulation (the rest is emu.site's) ----
     def ofctl(self, command: str, switch: str, *args: str) -> str:
-        return sh.run(["ovs-ofctl", "-O", "OpenFlow15", command, switch, *args])
-
-    def appctl(self, switch: str, *args: str) -> str:
-        """ovs-appctl on the Open vSwitch that runs `switch`."""
-        return sh.run(["ovs-appctl", *args])
-
-    # Where the switches' ports live: this machine's root namespace here, each switch's server in
-    # ClusterEmulation. Faults, traces and meters go through these, never straight to this machine.
-    def carrier_follows(self, link) -> bool:
-        """Does one end of `link` losing carrier take the other end down too? (a veth: yes)"""
-        return True
-
-    def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:
-        """Run a bash script in the root namespace that holds `switch` and its ports."""
-        return sh.run(["bash", "-c", "set -e\n" + script], input=input, timeout=timeout)
-
-    def switches_batch(self, command: str, lines: dict[str, list[str]]) -> None:
-        """Feed each switch's `lines` to `command` (`ip -batch -`), one process per machine."""
-        sh.run(command, input="".join(line + "\n" for ls in lines.values() for line in ls))
+        return self.site.ofctl(command, switch, *args)
 
     def sampler(self, intfs, interval: float = 0.05, counter: str = "tx_bytes", queues: bool = True):
-        """A counters.Sampler over switch-side interfaces (a context manager)."""
-        return counters.Sampler(list(intfs), interval, counter=counter, queues=queues)
+        """A Sampler over switch-side interfaces (a context manager), wherever they live."""
+        return self.site.sampler(intfs, interval, counter=counter, queues=queues)
 
     def counters(self, intfs, names=("tx_bytes",)) -> dict[str, tuple[int, ...]]:
         """Switch-side interfaces' statistics counters `names`, in that order."""
-        return counters.read(intfs, names)
+        return self.site.counters(intfs, names)
 
     def dump_flows(self) -> str:
         """Every switch's flows and groups, for a failing test's output."""
@@ -388,5 +318,6 @@ class Emulation(Lifecycle):
     def describe(self) -> dict:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
-                "routing": self.options.routing, "timings_s": {k: round(v, 2) for k, v in self.timings.items()}}
+                "routing": self.options.routing, "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
+                **self.site.describe(self.net)}
 

@@ -1,4 +1,5 @@
-"""Mininet Cluster Edition's remote nodes and links, with the overrides cluster.py explains."""
+"""Mininet Cluster Edition's remote nodes and links, with the overrides cluster.py explains
+(nodes.py has their counterparts on this machine)."""
 from __future__ import annotations
 
 import itertools
@@ -10,10 +11,10 @@ from operator import attrgetter
 from mininet.examples.cluster import RemoteLink, RemoteMixin, RemoteOVSSwitch
 from mininet.link import Link
 
-from testbed.emulation import runstate
-from testbed.emulation.build import INACTIVITY_PROBE_MS, ControllerRef
+from testbed.emulation import netdevs
 from testbed.emulation.cluster_parts import Server
 from testbed.emulation.hosts import FabricHost
+from testbed.emulation.nodes import INACTIVITY_PROBE_MS, ControllerRef
 
 VXLAN_PORT = 4789
 FABRIC_MTU = 1500
@@ -45,7 +46,7 @@ class ClusterHost(RemoteNodeFixes, RemoteMixin, FabricHost):
 def switch_class(run_id: str, target: str):
     class ClusterSwitch(RemoteNodeFixes, RemoteOVSSwitch):
         def bridgeOpts(self):
-            return super().bridgeOpts() + f" external-ids:{runstate.OVS_TAG}={run_id}"
+            return super().bridgeOpts() + f" external-ids:{netdevs.OVS_TAG}={run_id}"
 
         def vsctl(self, *args, **kwargs):
             ours = f'{target}\\" inactivity_probe={INACTIVITY_PROBE_MS}'

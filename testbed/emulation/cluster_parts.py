@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from testbed.core import sh
 from testbed.core.errors import ParamError, TestbedError
-from testbed.emulation import runstate, servers
+from testbed.emulation import netdevs, servers
 from testbed.emulation.controller import MARKER, PROJECT, ControllerProcess
 from testbed.emulation.hosts import RouteQueries
 from testbed.emulation.watchdog import Watchdog
@@ -181,7 +181,7 @@ def cleanup(state) -> str:
             continue
         end_host_processes(server, entry["hosts"])
         delete_links(server, entry["intfs"])
-        tag = f"{runstate.OVS_TAG}={state.run_id}"
+        tag = f"{netdevs.OVS_TAG}={state.run_id}"
         server.run(f"""for b in $(ovs-vsctl --timeout=10 list-br); do
   ovs-vsctl --timeout=10 get Bridge $b external-ids | tr -d '"' | grep -q '{tag}' && echo "-- --if-exists del-br $b"
 done | xargs -r ovs-vsctl --timeout=30

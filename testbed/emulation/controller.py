@@ -1,8 +1,8 @@
 """The controller of one run: an os-ken process (controller/launcher.py) and the files it owns.
 
-The spec it reads (family, parameters, routing options), the status it writes (switches
-connected, NIC ports learned, routes per switch) and its log all live in the run directory;
-nothing else reads or writes them. The process is recorded in the run state before it is used.
+The spec it reads (family, parameters, routing options, the file of a policy defined outside
+the testbed), the status it writes (testbed/model/contract.py: ControllerStatus) and its log
+all live in the run directory; nothing else reads or writes them. The process is recorded in the run state before it is used.
 
 It serves OpenFlow on a Unix socket in a root-only directory of the run under Open vSwitch's
 run directory (the one place ovs-vswitchd connects `unix:` targets to), not on a TCP port:
@@ -22,11 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-from testbed.core import files
+from testbed.core import files, progress
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import system
-from testbed.model import families
+from testbed.model import families, policies
+from testbed.model.contract import ControllerStatus
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER = "controller.launcher"
@@ -41,12 +42,14 @@ class ControllerProcess:
         self.proc: subprocess.Popen | None = None
         self.socket_dir = Path(system.ovs_rundir()) / f"hpn-testbed-{state.run_id}"
         self.socket = self.socket_dir / "of.sock"
+        self.target = f"unix:{self.socket}"      # where switches connect (ClusterController: TLS)
         self.spec_file = state.file("spec.json")
         self.status_file = state.file("status.json")
         self.log_file = state.file("controller.log")
         self.sightings_file = state.file("sightings.jsonl")   # wiring probes' postcards
         self.heartbeat_file = state.file("heartbeat")
 
+    @progress.phase("controller")
     def start(self) -> None:
         self.state.add("dirs", str(self.socket_dir))    # before it exists: `clean` removes it
         self.socket_dir.mkdir(mode=0o700)
@@ -64,14 +67,16 @@ class ControllerProcess:
         files.write_json(self.state.dir, self.spec_file.name, {
             **families.spec_of(self.fabric), "routing": self.routing, "status": str(self.status_file),
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
-            "heartbeat_s": HEARTBEAT_S})
+            "heartbeat_s": HEARTBEAT_S,
+            "policy_file": policies.source(self.routing.get("policy", ""))})
 
-    def status(self) -> dict:
+    def status(self) -> ControllerStatus:
+        """What the controller last reported (written=False before its first write)."""
         try:
             data = files.load_json(self.status_file, "controller status", files.STATE_MAX)
         except ParamError:      # not written yet
-            return {}
-        return data if isinstance(data, dict) else {}
+            return ControllerStatus(written=False)
+        return ControllerStatus.from_json(data)
 
     def sightings(self) -> list[dict]:
         try:
@@ -124,7 +129,7 @@ class ControllerProcess:
         return self.socket.exists()
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if self.proc is not None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait(timeout=5)

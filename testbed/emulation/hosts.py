@@ -133,7 +133,7 @@ class FabricHost(RouteQueries, Host):
 
     def stop(self, proc: subprocess.Popen, marker: str) -> None:
         """End a process this host spawned, if it is still that process."""
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if proc.poll() is None:
             kill_pid(proc.pid, marker)
         proc.wait()
@@ -144,12 +144,12 @@ def end_unrecorded(net, recorded: set[int]) -> None:
     the CLI (`p0s0h0 iperf3 -s &`), or spawned in the instant a signal cut short before it was
     recorded. Mininet ends only each shell's process group, and such a process would keep its
     host's namespace alive. Only our own hosts' namespaces are searched."""
-    from testbed.emulation import runstate
+    from testbed.emulation import processes
     namespaces = {_netns(host.pid) for host in net.hosts} - {None}
     recorded = recorded | {os.getpid()}
     strays = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
               if pid not in recorded and _netns(pid) in namespaces]
-    runstate.kill_all([(pid, "", runstate.start_time(pid)) for pid in strays], grace=1.0)
+    processes.kill_all([(pid, "", processes.start_time(pid)) for pid in strays], grace=1.0)
 
 
 def _netns(pid: int) -> tuple[int, int] | None:

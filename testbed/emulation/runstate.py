@@ -12,25 +12,23 @@ with it: the one-fabric lock is always MACHINE_ROOT/lock, and `clean`'s census o
 bridges spares the bridges of the run that holds that lock, whatever root it records itself
 under (a stray is a tagged bridge of no live run). state.json is written atomically
 (testbed/core/files.py) and read bounded; one that cannot be read is reported, not fatal.
+Removing what a run recorded is teardown.py's; the processes' identity is processes.py's.
 """
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import shutil
-import signal
 import threading
 import time
 from pathlib import Path
 
-from testbed.core import files, sh
-from testbed.core.errors import ParamError, TestbedError
+from testbed.core import files
+from testbed.core.errors import ParamError
+from testbed.emulation.processes import owns, start_time
 
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
 LOCK_FILE = MACHINE_ROOT / "lock"
-OVS_TAG = "hpn-testbed"
 LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs")
 
 
@@ -62,7 +60,7 @@ class RunState:
     def live_processes(self) -> list[tuple[int, str]]:
         """The recorded processes that still run (the same processes, not reused PIDs)."""
         return [(pid, marker) for pid, marker, started in self.data["pids"]
-                if _owns(pid, marker, started)]
+                if owns(pid, marker, started)]
 
     def save(self) -> None:
         files.write_json(self.dir, "state.json", self.data)    # atomic: `clean` never sees half
@@ -183,164 +181,6 @@ def held_run() -> str | None:
     return holder.split()[0] if holder and "(pid" in holder else None
 
 
-def start_time(pid: int) -> int | None:
-    """When `pid` started (clock ticks since boot, /proc/PID/stat field 22): with the PID, an
-    identity no later process can take over."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])   # the command name may hold spaces
-
-
-def _owns(pid: int, marker: str, started: int | None = None) -> bool:
-    """Is `pid` still the process we recorded: the same start time, `marker` in its command line?"""
-    try:
-        if marker.encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
-            return False
-    except OSError:
-        return False
-    return started is None or start_time(pid) == started
-
-
-def kill_pid(pid: int, marker: str, grace: float = 3.0, started: int | None = None) -> None:
-    """End `pid` if it is still the process we started (its command line holds `marker`; and,
-    when `started` is given, it started then)."""
-    kill_all([(pid, marker, start_time(pid) if started is None else started)], grace)
-
-
-def kill_all(procs: list[tuple[int, str, int | None]], grace: float = 3.0) -> list[int]:
-    """End every (pid, marker, start time) that is still the process we recorded: SIGTERM to
-    all, one grace period for all, then SIGKILL to those left (an interactive shell ignores
-    SIGTERM). A stopped process (SIGSTOP) is continued after its SIGTERM, so it ends at once
-    instead of after the grace period. Returns the PIDs it signalled."""
-    ours = [p for p in procs if _owns(*p)]
-    for pid, _, _ in ours:
-        _signal(pid, signal.SIGTERM)
-        _signal(pid, signal.SIGCONT)
-    deadline = time.monotonic() + grace
-    left = ours
-    while left and time.monotonic() < deadline:
-        time.sleep(0.02)
-        left = [p for p in left if _owns(*p)]
-    for pid, marker, started in left:
-        if _owns(pid, marker, started):
-            _signal(pid, signal.SIGKILL)
-    return [pid for pid, _, _ in ours]
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def destroy(state: RunState) -> list[str]:
-    """Remove everything `state` lists. Returns what was removed, for the user. A step that
-    fails does not stop the others; the run state then stays, for `clean` to try again, and
-    TestbedError says what is left."""
-    done, failed = [], []
-
-    def step(what: str, action) -> None:
-        try:
-            result = action()
-        except (TestbedError, OSError) as e:
-            failed.append(f"{what}: {str(e).splitlines()[0]}")
-            return
-        if result:
-            done.append(result)
-
-    if state.data.get("servers"):   # a run across servers (testbed/emulation/cluster.py): first,
-        from testbed.emulation import cluster_parts  # while the hosts' shells still hold their namespaces
-        step("servers", lambda: cluster_parts.cleanup(state))
-    done += [f"process {pid}" for pid in kill_all([tuple(p) for p in reversed(state.data["pids"])])]
-    step("bridges", lambda: _delete_bridges(tagged_bridges(state.run_id)
-                                            | (set(state.data["bridges"]) & all_bridges()),
-                                            len(state.data["root_intfs"])))
-    step("interfaces", lambda: f"{n} interfaces" if (n := delete_links(state.data["root_intfs"])) else "")
-    for table in state.data["nft_tables"]:
-        step(f"nft table {table}", lambda table=table: f"nft table {table}"
-             if sh.ok(["nft", "delete", "table", *table.split()]) else "")
-    for path in state.data.get("dirs", []):
-        if os.path.isdir(path):
-            shutil.rmtree(path, ignore_errors=True)
-            done.append(f"directory {path}")
-    if failed:
-        raise TestbedError(f"teardown of {state.run_id} incomplete ({'; '.join(failed)}): "
-                           "run `hpn-testbed clean`")
-    shutil.rmtree(state.dir, ignore_errors=True)
-    return done
-
-
-def _delete_bridges(bridges: set[str], ports: int) -> str:
-    """One ovs-vsctl for all of them; OVS takes ~0.1 s a bridge and more with many ports."""
-    if not bridges:
-        return ""
-    timeout = max(30, int(0.05 * ports) + 5 * len(bridges))
-    sh.run(["ovs-vsctl", f"--timeout={timeout}"] + [a for b in sorted(bridges)
-                                                     for a in ("--", "--if-exists", "del-br", b)],
-           timeout=timeout + 10)
-    return f"{len(bridges)} bridges"
-
-
-def delete_links(names: list[str]) -> int:
-    """Delete these root-namespace interfaces (a veth goes with its peer) in one kernel batch.
-
-    One `ip link del` per link waits out the kernel's RCU grace periods each time (~15 ms a
-    link); the members of a link group go in one batch. The group is a number no interface
-    carries yet, and only `names` are put in it, so nothing else can go with them.
-    Returns how many of `names` existed."""
-    existing = set(os.listdir("/sys/class/net"))
-    names = [n for n in names if n in existing]
-    if not names:
-        return 0
-    group = _unused_link_group()
-    # -force: go on past names that vanish meanwhile (the peer of one deleted before)
-    sh.run("ip -force -batch - 2>/dev/null || true", check=False,
-           input="".join(f"link set dev {n} group {group}\n" for n in names))
-    if _link_group(group) <= set(names):
-        sh.run(["ip", "link", "del", "group", str(group)], check=False)
-    # whatever is left (a foreign interface joined the group, or no group delete): one by one
-    left = [n for n in names if os.path.exists(f"/sys/class/net/{n}")]
-    if left:
-        sh.run("ip -force -batch - 2>/dev/null || true", check=False,
-               input="".join(f"link del {n}\n" for n in left))
-    return len(names)
-
-
-_GROUP_BASE = 0x48504E00   # "HPN": far from 0, the default group that holds every interface
-
-
-def _link_group(group: int) -> set[str]:
-    out = sh.run(["ip", "-j", "link", "show", "group", str(group)], check=False)
-    # iproute2 prints an empty object per non-member interface
-    return {link["ifname"] for link in json.loads(out or "[]") if "ifname" in link}
-
-
-def _unused_link_group() -> int:
-    for group in range(_GROUP_BASE + os.getpid() % 256, _GROUP_BASE + 512):
-        if not _link_group(group):
-            return group
-    raise RuntimeError("no unused link group")
-
-
-def tagged_bridges(run_id: str | None = None) -> set[str]:
-    """Bridges carrying our OVS tag (for one run, or for any run)."""
-    out = sh.run(["ovs-vsctl", "--timeout=10", "--format=csv", "--no-headings", "--columns=name,external_ids",
-                  "list", "Bridge"], check=False)
-    found = set()
-    for line in out.splitlines():
-        name, _, ids = line.partition(",")
-        if f"{OVS_TAG}=" in ids and (run_id is None or f"{OVS_TAG}={run_id}" in ids.replace('"', "")):
-            found.add(name.strip('"'))
-    return found
-
-
-def all_bridges() -> set[str]:
-    return set(sh.run(["ovs-vsctl", "--timeout=10", "list-br"], check=False).split())
-
-
 def runs(unreadable: list[str] | None = None) -> list[RunState]:
     """Every run recorded under ROOT; one whose state cannot be read is left out (and, with
     `unreadable`, said there: "RUN: why")."""
@@ -362,23 +202,3 @@ def alive(state: RunState) -> bool:
     """Is the process that owns `state` still running (the same process, not a reused PID)?"""
     pid, started = state.data["owner"]
     return pid != os.getpid() and started is not None and start_time(pid) == started
-
-
-def clean(include_live: bool = False) -> list[str]:
-    """Destroy every run whose owner is gone (or all runs), then any stray tagged bridge: one
-    that no recorded run lists and that is not tagged with the run holding the machine's lock
-    (a live fabric recorded under another HPN_RUN_DIR)."""
-    done: list[str] = []
-    for state in runs(done):
-        if include_live or not alive(state):
-            try:
-                done += [f"{state.run_id}: {d}" for d in destroy(state) or ["(nothing left)"]]
-            except TestbedError as e:   # say so, and go on with the other runs
-                done.append(f"{state.run_id}: {e}")
-    live_bridges = {b for s in runs() for b in s.data["bridges"]}
-    held = held_run()
-    stray = tagged_bridges() - live_bridges - (tagged_bridges(held) if held else set())
-    if stray:
-        _delete_bridges(stray, 0)
-        done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")
-    return done

@@ -27,7 +27,7 @@ from pathlib import Path
 from testbed.core import files, sh
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate, server_files
+from testbed.emulation import netdevs, processes, runstate, server_files
 
 STATE_DIR = runstate.ROOT / "servers"
 SUBNET, PREFIX = "198.18.77", 24
@@ -198,7 +198,7 @@ def _start_master(record: dict, s: dict) -> None:
         proc = subprocess.Popen(["ssh", "-F", ssh_config(), "-M", "-N", "-o", "ControlMaster=yes", s["name"]],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                                 start_new_session=True)
-    record["pids"].append([proc.pid, "ssh", runstate.start_time(proc.pid)])
+    record["pids"].append([proc.pid, "ssh", processes.start_time(proc.pid)])
     _save(record)
 
     def ready() -> bool:
@@ -231,11 +231,11 @@ def _start_server(record: dict, s: dict) -> None:
             ["unshare", "--net", "--mount", "--pid", "--uts", "--fork", "--kill-child=SIGKILL",
              "--mount-proc", "--propagation", "private", "bash", str(sdir / INIT_MARKER)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    record["pids"].append([proc.pid, "unshare", runstate.start_time(proc.pid)])
+    record["pids"].append([proc.pid, "unshare", processes.start_time(proc.pid)])
     _save(record)
     init = wait_for(f"{s['name']}'s namespaces", lambda: _child(proc.pid), 10, 0.01)
     s["pid"] = init
-    record["pids"].append([init, INIT_MARKER, runstate.start_time(init)])
+    record["pids"].append([init, INIT_MARKER, processes.start_time(init)])
     record["servers"].append(s)
     _save(record)
     mtu = server_files.UNDERLAY_MTU
@@ -255,7 +255,7 @@ def _child(pid: int) -> int | None:
 
 
 def _answers(s: dict) -> bool:
-    if not runstate._owns(s["pid"], INIT_MARKER):
+    if not processes.owns(s["pid"], INIT_MARKER):
         log = Path(s["dir"], "init.log").read_text()[-2000:]
         raise TestbedError(f"server {s['name']} exited while starting; its log:\n{log}")
     out = subprocess.run(["ssh", "-F", ssh_config(), "-o", "ConnectTimeout=2", s["name"], "hostname"],
@@ -271,7 +271,7 @@ def status() -> list[dict]:
         return []
     rows = []
     for s in record["servers"]:
-        alive = runstate._owns(s["pid"], INIT_MARKER)
+        alive = processes.owns(s["pid"], INIT_MARKER)
         ovs = alive and sh.ok(ssh_argv(s["name"], "ovs-vsctl", "--timeout=3", "show"), timeout=10)
         rows.append({**{k: s[k] for k in ("name", "ip", "pid")}, "running": alive, "ovs": ovs,
                      "ssh": ovs or (alive and _answers(s))})
@@ -286,14 +286,14 @@ def down() -> list[str]:
         return []
     done = []
     # unshare's death SIGKILLs PID 1 (--kill-child), which takes the namespace's processes
-    ended = runstate.kill_all([tuple(p) for p in record["pids"]], grace=3.0)
+    ended = processes.kill_all([tuple(p) for p in record["pids"]], grace=3.0)
     done += [f"process {pid}" for pid in ended]
     inits = [p for p in record["pids"] if p[1] == INIT_MARKER]
-    wait_for("the servers' namespaces to end", lambda: not any(runstate._owns(*p) for p in inits), 10, 0.02)
+    wait_for("the servers' namespaces to end", lambda: not any(processes.owns(*p) for p in inits), 10, 0.02)
     for ns in record["netns"]:
         if os.path.exists(f"/run/netns/{ns}") and sh.ok(["ip", "netns", "del", ns]):
             done.append(f"netns {ns}")
-    if runstate.delete_links(record["intfs"]):
+    if netdevs.delete_links(record["intfs"]):
         done.append(f"interfaces {', '.join(record['intfs'])}")
     for path in record["made_dirs"]:
         try:

@@ -67,4 +67,4 @@ def trace(fabric: Fabric, hosts, src: Nic, dst: Nic, proto: str = "tcp", sport: 
 
 def emulation_trace(emu, src: Nic, dst: Nic, **kw) -> list[Hop]:
     """trace() on a running Emulation."""
-    return trace(emu.fabric, emu.net, src, dst, appctl=emu.appctl, **kw)
+    return trace(emu.fabric, emu.net, src, dst, appctl=emu.site.appctl, **kw)

@@ -64,7 +64,7 @@ class Watchdog:
         frozen = self.controller.unresponsive()
         if frozen:
             return frozen
-        lost = self.controller.status().get("lost") or []
+        lost = self.controller.status().lost
         if lost:
             return f"switch {lost[0]} lost its connection to the controller"
         return None

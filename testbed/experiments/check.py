@@ -10,7 +10,6 @@ from testbed.core.errors import ParamError
 from testbed.experiments import expect
 from testbed.experiments.spec import (
     COLLECTIVES,
-    FAULT_KINDS,
     MEASURE_KEYS,
     ROUTING_KEYS,
     TOP_KEYS,
@@ -25,9 +24,6 @@ from testbed.experiments.spec import (
 SECONDS = (0.0, 3600.0)
 IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")
 COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages", "start")
-FAULT_KEYS = ("kind", "at", "port", "switch", "for", "count", "period", "down", "direction")
-FAULT_KIND_KEYS = {"switch-down": ("switch", "for"), "flap": ("port", "count", "period", "down"),
-                   "link-down": ("port", "for"), "one-way": ("port", "for", "direction")}
 
 
 @dataclass(frozen=True)
@@ -58,7 +54,7 @@ def load(path: str) -> Spec:
     if len(entries) > MAX_TRAFFIC:     # each takes 20 server ports from 5201: they must stay ports
         top.fail("traffic", f"{len(entries)} [[traffic]] entries: at most {MAX_TRAFFIC}")
     traffic = tuple(read_traffic(reader("traffic", i, t, None), fab) for i, t in enumerate(entries, 1))
-    faults = tuple(read_fault(reader("fault", i, f, FAULT_KEYS), fab)
+    faults = tuple(read_fault(reader("fault", i, f, fault_keys()), fab)
                    for i, f in enumerate(tables(top, "fault"), 1))
     measure = reader("measure", 1, top.get("measure", dict, {}), MEASURE_KEYS)
     name = top.get("name", str, Path(path).stem)
@@ -247,27 +243,30 @@ def collective(fab, t: Traffic, n: int):
 
 
 def read_fault(r: Reader, fab) -> Fault:
-    kind = r.get("kind", str, required=True, choices=FAULT_KINDS)
+    """A [[fault]] table: `kind` (a registered fault kind), `at`, `for` unless the kind times
+    itself, and the kind's own arguments, read by the kind (the checks the CLI's `fault` makes)."""
+    from testbed.emulation import fault_registry
+    from testbed.emulation.fault_kinds import FILE_KEYS, ArgProblem
+    kind = fault_registry.get(r.get("kind", str, required=True, choices=fault_registry.REGISTRY.names()))
     at = r.get("at", float, required=True, bounds=SECONDS)
-    for key in r.data:
-        if key not in ("kind", "at", *FAULT_KIND_KEYS[kind]):
-            r.fail(key, f"not a key of a {kind} fault; it takes {', '.join(FAULT_KIND_KEYS[kind])}")
-    if kind == "switch-down":
-        switch = r.get("switch", str, required=True)
-        if switch not in fab.switches:
-            r.fail("switch", f"no switch {switch!r} in this {fab.family} fabric")
-        return Fault(kind, at, r.where, switch, seconds=r.get("for", float, required=True, bounds=(0.1, 3600.0)))
-    port = r.get("port", str, required=True)
-    link_of(fab, port, r, "port")
-    if kind == "flap":
-        count, period = r.get("count", int, 3, bounds=(1, 1000)), r.get("period", float, 1.0, bounds=(0.1, 60.0))
-        down = r.get("down", float, 0.5, bounds=(0.01, 60.0))
-        if down >= period:
-            r.fail("down", f"{down}: must be shorter than period={period}")
-        return Fault(kind, at, r.where, port, count=count, period=period, down=down)
+    given = {k: v for k, v in r.data.items() if k not in FILE_KEYS}
+    try:
+        args = kind.read(given, fab)
+    except ArgProblem as e:
+        r.fail(e.key, e.problem)
+    if kind.lasts(args) is not None:
+        if "for" in r.data:
+            r.fail("for", f"not a key of a {kind.name} fault; it lasts {kind.lasts(args):g} s by itself")
+        return Fault(kind.name, at, r.where, tuple(args.items()))
     seconds = r.get("for", float, required=True, bounds=(0.1, 3600.0))
-    direction = r.get("direction", str, "up", choices=("up", "down")) if kind == "one-way" else "up"
-    return Fault(kind, at, r.where, port, seconds=seconds, direction=direction)
+    return Fault(kind.name, at, r.where, tuple(args.items()), seconds=seconds)
+
+
+def fault_keys() -> tuple[str, ...]:
+    """Every key a [[fault]] table may have: the file's own and every registered kind's arguments."""
+    from testbed.emulation import fault_registry
+    from testbed.emulation.fault_kinds import FILE_KEYS
+    return tuple(dict.fromkeys([*FILE_KEYS, *(a.name for k in fault_registry.kinds() for a in k.args)]))
 
 
 def link_of(fab, intf: str, r: Reader | None = None, key: str = "port"):

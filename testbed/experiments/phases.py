@@ -16,7 +16,7 @@ def phases(faults, warm: float, settle: float, end: float) -> list[tuple[str, fl
         return [(BEFORE, warm, end)]
     out = [(BEFORE, warm, ordered[0].at)]
     for k, f in enumerate(ordered, 1):
-        start = f.at if f.kind == "flap" else min(f.at + settle, f.end)
+        start = f.at if f.self_timed else min(f.at + settle, f.end)
         out.append((fault_phase(k, f), start, f.end))
     out.append((AFTER, min(max(f.end for f in ordered) + settle, end), end))
     return out

@@ -15,13 +15,13 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from scenarios.kit.invalid import BUSY_LIMIT
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import BUSY_LIMIT
+from scenarios.kit.timeline import Schedule
 from testbed.core.errors import ParamError
-from testbed.core.wait import sleep_until
+from testbed.emulation import fault_registry
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.faults import Faults
 from testbed.experiments import check, expect, phases
@@ -29,48 +29,20 @@ from testbed.experiments.probes import Probes
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.workload import collectives as C
 from testbed.workload import traffic
+from testbed.workload.hashports import cport_base
 
 MEASURED = "measured"
 
 
-class Injection:
-    """One fault of the file: `inject` at its time, `repair` (if it has one) at its end."""
-
-    def __init__(self, faults: Faults, fab, fault):
-        self.faults, self.fault = faults, fault
-        self.link = None if fault.kind == "switch-down" else check.link_of(fab, fault.target)
-        self.undo = None
-
-    def inject(self) -> None:
-        f, faults = self.fault, self.faults
-        if f.kind == "link-down":
-            faults.link_down(self.link)
-        elif f.kind == "flap":      # holds the schedule until the train ends
-            faults.flap_train(self.link, f.count, f.period, f.down)
-        elif f.kind == "one-way":
-            faults.one_way(self.link, f.direction)
-            self.undo = faults.undo[-1]      # what the fault registered: undone at its end
-        else:
-            faults.switch_down(f.target)
-            self.undo = faults.undo[-1]
-
-    def repair(self) -> None:
-        if self.fault.kind == "link-down":
-            self.faults.link_up(self.link)
-        elif self.undo in self.faults.undo:
-            self.faults.undo.remove(self.undo)
-            self.undo[1]()
-
-
-def schedule(faults: Faults, fab, spec) -> list[tuple[float, int, object]]:
-    """(time, order, action) of every injection and repair, in time order."""
-    events = []
+def schedule(faults: Faults, spec) -> Schedule:
+    """The file's faults on the timeline engine: each kind injected at its `at` and repaired
+    `for` s later, or ending by itself (a flap train holds the schedule until it ends)."""
+    out = Schedule()
     for f in spec.faults:
-        injection = Injection(faults, fab, f)
-        events.append((f.at, 1, injection.inject))
-        if f.kind != "flap":
-            events.append((f.end, 0, injection.repair))
-    return sorted(events, key=lambda e: (e[0], e[1]))
+        kind = fault_registry.get(f.kind)
+        out.fault(f.at, lambda kind=kind, f=f: kind.inject(faults, **f.arguments),
+                  None if f.self_timed else f.seconds)
+    return out
 
 
 class Load:
@@ -87,7 +59,7 @@ class Load:
                 continue
             for j, (src, dst) in enumerate(check.nic_pairs(fab, t, fail)):
                 dport = 5201 + 20 * n + j
-                sport = harness.pick_cport(emu, src, dst, t.streams, dport) if t.protocol == "tcp" else None
+                sport = cport_base(emu, src, dst, t.streams, dport) if t.protocol == "tcp" else None
                 self.flows.append((t, traffic.Flow(src, dst, dport=dport, sport=sport, proto=t.protocol,
                                                    parallel=t.streams)))
         self.results: list = [None] * len(self.jobs)
@@ -98,11 +70,14 @@ class Load:
         for _, flow in self.flows:
             traffic.start_server(self.emu, flow.dst, flow.dport)
 
-    def events(self) -> list[tuple[float, int, object]]:
-        """(start, order, action) of every client and collective: they begin at their `start`."""
-        out = [(t.start, 2, lambda t=t, flow=flow: self.clients.append(
-            (t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit)))) for t, flow in self.flows]
-        return out + [(t.start, 2, th.start) for (t, _), th in zip(self.jobs, self.threads)]
+    def schedule(self, timeline: Schedule) -> Schedule:
+        """Every client and collective on `timeline`: each begins at its `start`."""
+        for t, flow in self.flows:
+            timeline.action(t.start, lambda t=t, flow=flow: self.clients.append(
+                (t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit))))
+        for (t, _), th in zip(self.jobs, self.threads):
+            timeline.action(t.start, th.start)
+        return timeline
 
     def _run_job(self, k: int, t, coll) -> None:
         try:
@@ -155,24 +130,22 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         options = Options(routing=spec.routing, detector=spec.detector)
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
             load, probes = Load(emu, spec), Probes(emu, spec)
-            events = sorted(schedule(faults, fab, spec) + load.events(), key=lambda e: (e[0], e[1]))
+            timeline = load.schedule(schedule(faults, spec))
             up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
             down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))
             queues = stack.enter_context(emu.sampler(list(spec.queues), spec.interval))
             load.servers()
             probes.start()
             t_start = time.monotonic()
-            results, busy = cpu_busy_fraction(lambda: self.play(load, events, t_start))
+            results, busy = cpu_busy_fraction(lambda: self.play(load, timeline, t_start))
             t_end = time.monotonic() - t_start
             rtt, gaps = probes.read(t_end)
             setup = emu.describe()
         figures = self.figures(watched, (up, down), queues, t_start, t_end, results, busy, setup)
         return self.probe_figures(figures, rtt, gaps)
 
-    def play(self, load: Load, events, t_start: float) -> list[dict]:
-        for t, _, action in events:
-            sleep_until(t_start + t)
-            action()
+    def play(self, load: Load, timeline: Schedule, t_start: float) -> list[dict]:
+        timeline.play(t_start)
         return load.wait()
 
     def probe_figures(self, figures: dict, rtt: dict, gaps: dict) -> dict:

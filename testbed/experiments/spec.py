@@ -17,7 +17,6 @@ from testbed.core.errors import ParamError
 
 COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe", "pipeline")
 TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
-FAULT_KINDS = ("link-down", "flap", "one-way", "switch-down")
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
 TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "fault", "measure", "expect")
 MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
@@ -53,26 +52,42 @@ class Traffic:
 
 @dataclass(frozen=True)
 class Fault:
+    """A [[fault]] table: a registered fault kind (testbed/emulation/fault_registry.py) with its
+    arguments, injected `at` s after the traffic starts and repaired `seconds` (`for`) later, or
+    ending by itself when the kind times itself (a flap train)."""
     kind: str
     at: float
     where: str
-    target: str                        # a port (link faults) or a switch (switch-down)
-    seconds: float = 0.0               # `for`; a flap train lasts count x period
-    count: int = 1
-    period: float = 1.0
-    down: float = 0.5
-    direction: str = "up"
+    args: tuple[tuple[str, object], ...] = ()   # (name, value) of each of the kind's arguments
+    seconds: float = 0.0               # `for`; a kind that times itself sets its own length
+
+    @property
+    def fault_kind(self):
+        from testbed.emulation.fault_registry import get
+        return get(self.kind)
+
+    @property
+    def arguments(self) -> dict:
+        return dict(self.args)
+
+    @property
+    def self_timed(self) -> bool:
+        """Whether the fault ends by itself (a flap train): its phase counts from its start."""
+        return self.fault_kind.lasts(self.arguments) is not None
 
     @property
     def end(self) -> float:
-        return self.at + (self.count * self.period if self.kind == "flap" else self.seconds)
+        lasts = self.fault_kind.lasts(self.arguments)
+        return self.at + (self.seconds if lasts is None else lasts)
 
     @property
     def windows(self) -> list[tuple[float, float]]:
         """When the fault is in place: a flap train's down windows, else [at, end]."""
-        if self.kind != "flap":
-            return [(self.at, self.end)]
-        return [(self.at + k * self.period, self.at + k * self.period + self.down) for k in range(self.count)]
+        return self.fault_kind.windows(self.arguments, self.at, self.end)
+
+    @property
+    def target(self) -> str:
+        return self.fault_kind.target(self.arguments)
 
     @property
     def label(self) -> str:
@@ -199,3 +214,30 @@ def parse(path: str) -> tuple[dict, Locator]:
         files.parse_toml(text, path)
         raise
     return data, Locator(text)
+
+
+def fault_schema() -> dict:
+    """The JSON Schema of a [[fault]] table, from the fault registry: docs/experiment.schema.json
+    holds this under $defs.fault (tests/unit/test_fault_registry.py keeps the two in step)."""
+    from testbed.emulation.fault_registry import kinds
+    seconds = {"type": "number", "minimum": 0.1, "maximum": 3600}
+    cases = []
+    for kind in kinds():
+        props = {"kind": True, "at": True, **{a.name: arg_schema(a) for a in kind.args}}
+        required = [a.name for a in kind.args if a.required]
+        if kind.lasts({a.name: a.default for a in kind.args}) is None:
+            props["for"], required = seconds, [*required, "for"]
+        cases.append({"if": {"properties": {"kind": {"const": kind.name}}},
+                      "then": {"required": required, "additionalProperties": False, "properties": props}})
+    return {"type": "object", "required": ["kind", "at"],
+            "properties": {"kind": {"enum": [k.name for k in kinds()]}, "at": {"$ref": "#/$defs/seconds"}},
+            "allOf": cases}
+
+
+def arg_schema(arg) -> dict:
+    if arg.choices is not None:
+        return {"enum": list(arg.choices)}
+    out = {"type": {int: "integer", float: "number"}.get(arg.value_type, "string")}
+    if arg.bounds is not None:
+        out.update(minimum=arg.bounds[0], maximum=arg.bounds[1])
+    return out

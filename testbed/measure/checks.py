@@ -1,10 +1,11 @@
-"""The bring-up checks behind `up --check`: the wiring (testbed/measure/wiring.py), reachability,
-a top-tier TCP flow, bond spreading."""
+"""The bring-up checks behind `up --check` (run in order by bringup.py): reachability, a
+top-tier TCP flow, bond spreading; the wiring check (wiring.py) builds on Check."""
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
 
+from testbed.core import progress
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Emulation
 from testbed.model.routing import shortest_path_links
@@ -128,19 +129,12 @@ def spread_sport(emu: Emulation, src, dst, dport: int = 5201, first: int = 40000
     return None
 
 
-def run_all(emu: Emulation, full: bool = False) -> list[Check]:
-    from testbed.measure import wiring  # it builds on Check
-    steps = [("wiring", wiring.check), ("reachability", lambda e: reachability(e, full)),
-             ("top-tier TCP", top_tier_tcp), ("bond spreading", bond_spreading)]
-    checks = [guarded(name, check, emu) for name, check in steps]
-    return [c for c in checks if c is not None]
-
-
 def guarded(name: str, check, emu: Emulation) -> Check | None:
     """A check whose traffic could not run (e.g. iperf3 found no path on a miswired fabric) has
     failed; it does not end the run. A lost part of the fabric still does (PartLost)."""
     try:
-        return check(emu)
+        with progress.phase(name):
+            return check(emu)
     except PartLost:
         raise
     except TestbedError as e:

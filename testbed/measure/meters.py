@@ -5,7 +5,10 @@ Port counters and queue backlogs are sampled by testbed.emulation.counters (Samp
 """
 from __future__ import annotations
 
+import bisect
 import re
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,18 +112,56 @@ class GapProbe:
         return parse_gaps(text, self.interval)
 
 
+def cpu_times() -> tuple[int, int]:
+    """(total, idle) jiffies of all CPUs so far, from /proc/stat's first line (idle + iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields), fields[3] + fields[4]
+
+
 def cpu_busy_fraction(seconds_fn) -> tuple[object, float]:
     """Run `seconds_fn()` and return (its result, fraction of all CPUs busy meanwhile).
 
     A run during which the CPUs were nearly saturated measured the emulator, not the fabric
     (Handigol et al., CoNEXT 2012): callers mark such runs invalid.
     """
-    def snapshot():
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + fields[4]
-        return sum(fields), idle
-    total0, idle0 = snapshot()
+    total0, idle0 = cpu_times()
     result = seconds_fn()
-    total1, idle1 = snapshot()
+    total1, idle1 = cpu_times()
     busy = 1 - (idle1 - idle0) / max(total1 - total0, 1)
     return result, busy
+
+
+class CpuMeter:
+    """The CPU's busy fraction sampled every `interval` s in a thread, so that it can be read
+    afterwards over chosen windows (a training step's: the windows its bytes moved in)."""
+
+    def __init__(self, interval: float = 0.05):
+        self.interval, self.samples = interval, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> CpuMeter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append((time.monotonic(), *cpu_times()))
+            self._stop.wait(self.interval)
+
+    def busy(self, windows: list[tuple[float, float]]) -> float:
+        """Busy fraction over the union of `windows` (monotonic times), from the samples that
+        enclose each."""
+        times = [s[0] for s in self.samples]
+        total = idle = 0
+        for start, end in windows:
+            a = max(0, bisect.bisect_right(times, start) - 1)
+            b = min(len(times) - 1, bisect.bisect_left(times, end))
+            if b > a:
+                total += self.samples[b][1] - self.samples[a][1]
+                idle += self.samples[b][2] - self.samples[a][2]
+        return round(1 - idle / total, 3) if total else 0.0

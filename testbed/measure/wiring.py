@@ -18,8 +18,8 @@ import time
 
 from testbed.measure.checks import Check
 from testbed.model import wiring
+from testbed.model.contract import PROBE_ETHERTYPE
 
-PROBE_ETHERTYPE = 0x88B5           # as controller/switch.py
 PROBE_MAC = "02:fe:00:00:00:02"
 WAIT_S = 10.0
 
@@ -52,7 +52,7 @@ def send_probes(emu, sent: dict[str, wiring.End]) -> None:
             lines.append(f"0 {node}-eth{port} {frame}")
         else:
             lines.append(f"{emu.net[node].pid} {port} {frame}")
-    emu.send_frames(lines)
+    emu.site.send_frames(lines)
 
 
 def sightings(emu, sent: dict[str, wiring.End]) -> dict[wiring.End, wiring.End]:

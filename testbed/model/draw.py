@@ -21,6 +21,7 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#17becf", "#bcbd22", "#7f7f7f"]
 SHARED = "#9a9a9a"       # links and switches that belong to no plane / rail / pod
 ROW_NAMES = {0: "hosts", 1: "tier 1", 2: "tier 2", 3: "tier 3"}
+MANY_HOSTS = 32          # beyond this, hosts are drawn in groups (one box for several)
 CROWDED = 22             # nodes in the widest row beyond which names are turned upright
 
 
@@ -43,6 +44,16 @@ def _rows(fab: Fabric) -> dict[int, list[str]]:
     for name, s in sorted(fab.switches.items(), key=lambda kv: (kv[1].tier, kv[1].coords)):
         rows.setdefault(s.tier, []).append(name)
     return rows
+
+
+def _host_groups(hosts: list[str], widest_switches: int) -> dict[str, str]:
+    """Above MANY_HOSTS, consecutive hosts drawn as one box each (host -> its box's label), as many
+    boxes as the widest switch row has switches: a segment's 136 hosts would need 3800 px."""
+    if len(hosts) <= MANY_HOSTS:
+        return {h: h for h in hosts}
+    size = -(-len(hosts) // max(widest_switches, 8))
+    chunks = [hosts[k:k + size] for k in range(0, len(hosts), size)]
+    return {h: f"{c[0]}\n+{len(c) - 1} more" for c in chunks for h in c}
 
 
 def _title(fab: Fabric, columns: int) -> str:
@@ -150,10 +161,13 @@ def draw(fabric: Fabric, path) -> Path:
     from matplotlib.figure import Figure
 
     rows = _rows(fabric)
+    box = _host_groups(rows[0], max((len(r) for t, r in rows.items() if t), default=1))
+    rows[0] = list(dict.fromkeys(box[h] for h in rows[0]))
     widest = max(len(r) for r in rows.values())
     width = min(max(0.55 * widest + 2.0, 8.0), 40.0)
     height = 1.7 * len(rows) + 1.6
     pos = _positions(rows, widest)
+    pos.update({h: pos[b] for h, b in box.items()})    # a host's links start at its box
     colours = _Colours()
 
     fig = Figure(figsize=(width, height), dpi=110)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from testbed.core.errors import TestbedError
 from testbed.emulation.build import Emulation
-from testbed.emulation.hosts import hosts_flow_devs
 from testbed.model.fabric import Nic
+from testbed.workload.hashports import by_port, sport_ports
 
 MARKER = "testbed.inhost.blaster"
 DPORT = 7000
@@ -41,22 +41,15 @@ def one_flow_per_port(emu: Emulation, pairs: list[tuple[Nic, Nic]], rate: float,
     ports from SPORTS that the src host's routing sends on each port (asked of every host at
     once). A port no tried source port lands on gets no flow (TestbedError)."""
     candidates = list(SPORTS[:tries])
-    by_host: dict[str, list[tuple]] = {}
-    for src, dst in pairs:
-        by_host.setdefault(src.host, []).extend((src.ip, dst.ip, "udp", sp, DPORT) for sp in candidates)
-    devs = hosts_flow_devs(emu.net, by_host)
-    flows, offset = [], dict.fromkeys(by_host, 0)
-    for src, dst in pairs:
-        k = offset[src.host]
-        offset[src.host] += len(candidates)
-        chosen = {}
-        for sport, dev in zip(candidates, devs[src.host][k:k + len(candidates)]):
-            chosen.setdefault(dev, sport)
+    answers = sport_ports(emu, [(src, dst, "udp", candidates, DPORT) for src, dst in pairs])
+    flows = []
+    for (src, dst), devs in zip(pairs, answers):
+        chosen = by_port(candidates, devs)
         missing = [p for p in src.ports if p not in chosen]
         if missing:
             raise TestbedError(f"no source port in {candidates[0]}-{candidates[-1]} goes out of "
                                f"{', '.join(missing)} toward {dst.ip}")
-        flows += [PacedFlow(src, dst, chosen[p], p, rate) for p in src.ports]
+        flows += [PacedFlow(src, dst, chosen[p][0], p, rate) for p in src.ports]
     return flows
 
 
@@ -105,7 +98,7 @@ class PacedLoad:
         return list(zip(counts["sent"], counts["dropped"]))
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.processes import kill_pid
         if self.proc is not None and self.proc.poll() is None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait()

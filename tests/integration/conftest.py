@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 from testbed.emulation.build import Emulation, Options
 from testbed.model import make_fabric
 
@@ -43,9 +43,9 @@ def leftovers(emu: Emulation) -> list[str]:
     """What of this run still exists after teardown (must be nothing)."""
     left = []
     names = set(os.listdir("/sys/class/net"))
-    left += [f"interface {i}" for i in emu.root_intfs() if i in names]
-    left += [f"bridge {b}" for b in runstate.tagged_bridges(emu.run_id)]
-    left += [f"bridge {b}" for b in set(emu.fabric.switches) & runstate.all_bridges()]
+    left += [f"interface {i}" for i in emu.site.root_intfs() if i in names]
+    left += [f"bridge {b}" for b in netdevs.tagged_bridges(emu.run_id)]
+    left += [f"bridge {b}" for b in set(emu.fabric.switches) & netdevs.all_bridges()]
     if emu.state.dir.exists():
         left.append(f"run state {emu.state.dir}")
     left += [f"process {pid} ({marker})" for pid, marker in emu.state.live_processes()]
@@ -93,8 +93,8 @@ def state_leftovers(state: runstate.RunState, fabric) -> list[str]:
     left += [f"process {pid} ({marker})" for pid, marker in state.live_processes()]
     names = set(os.listdir("/sys/class/net"))
     left += [f"interface {i}" for i in state.data["root_intfs"] if i in names]
-    left += [f"bridge {b}" for b in runstate.tagged_bridges(state.run_id)]
-    left += [f"bridge {b}" for b in set(fabric.switches) & runstate.all_bridges()]
+    left += [f"bridge {b}" for b in netdevs.tagged_bridges(state.run_id)]
+    left += [f"bridge {b}" for b in set(fabric.switches) & netdevs.all_bridges()]
     left += [f"directory {d}" for d in state.data.get("dirs", []) if os.path.exists(d)]
     tables = sh.run(["nft", "list", "tables"], check=False)
     left += [f"nft table {t}" for t in tables.splitlines() if state.run_id.replace("-", "_") in t]

@@ -8,7 +8,7 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 
 pytestmark = pytest.mark.integration
 FOREIGN = "hpntestforeign0"   # a bridge this test makes itself, standing in for the user's own
@@ -29,18 +29,18 @@ def test_clean_removes_a_killed_run_and_only_that():
         proc.wait(timeout=10)
         left_pids = state.live_processes()
         assert left_pids, "a killed run leaves its controller and node shells behind"
-        assert runstate.tagged_bridges(state.run_id)
+        assert netdevs.tagged_bridges(state.run_id)
 
         out = subprocess.run([sys.executable, "-m", "testbed", "clean"], capture_output=True,
                              text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         wait_for("the killed run's processes to end",
                  lambda: not state.live_processes(), 10)
-        assert not runstate.tagged_bridges(state.run_id)
+        assert not netdevs.tagged_bridges(state.run_id)
         names = set(os.listdir("/sys/class/net"))
         assert not [i for i in state.data["root_intfs"] if i in names]
         assert not state.dir.exists()
-        assert FOREIGN in runstate.all_bridges()      # not ours: untouched
+        assert FOREIGN in netdevs.all_bridges()      # not ours: untouched
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -64,16 +64,16 @@ def exists(name):
 
 def test_delete_links_removes_the_pairs_named_and_nothing_else(veths):
     ours, bystander = veths[:2], veths[2]
-    assert runstate.delete_links(ours + ["hpntestgone"]) == 2   # a missing name is no error
+    assert netdevs.delete_links(ours + ["hpntestgone"]) == 2   # a missing name is no error
     assert not any(exists(n) or exists(n + "p") for n in ours)
     assert exists(bystander) and exists(bystander + "p")
 
 
 def test_delete_links_spares_a_foreign_interface_in_its_link_group(veths, monkeypatch):
     ours, bystander = veths[:2], veths[2]
-    group = runstate._GROUP_BASE + 511
+    group = netdevs._GROUP_BASE + 511
     sh.run(["ip", "link", "set", "dev", bystander, "group", str(group)])   # already in the group
-    monkeypatch.setattr(runstate, "_unused_link_group", lambda: group)
-    assert runstate.delete_links(ours) == 2
+    monkeypatch.setattr(netdevs, "_unused_link_group", lambda: group)
+    assert netdevs.delete_links(ours) == 2
     assert not any(exists(n) for n in ours)
     assert exists(bystander) and exists(bystander + "p")

@@ -4,24 +4,24 @@ import sys
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 
 pytestmark = pytest.mark.integration
 
 
 def test_up_check_cli_passes_and_leaves_nothing(tmp_path):
-    before = runstate.all_bridges()
+    before = netdevs.all_bridges()
     runs_before = [r.run_id for r in runstate.runs()]
     proc = subprocess.run([sys.executable, "-m", "testbed", "up", "clos3", "--check", "--json"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert '"passed": true' in proc.stdout and '"passed": false' not in proc.stdout
-    assert runstate.all_bridges() == before
+    assert netdevs.all_bridges() == before
     assert [r.run_id for r in runstate.runs()] == runs_before
 
 
 def test_bad_parameters_exit_2_and_create_nothing():
-    before = runstate.all_bridges()
+    before = netdevs.all_bridges()
     runs_before = [r.run_id for r in runstate.runs()]
     for bad in (["--set", "tors=3"], ["--set", "rails=3"], ["--set", "hosts=0"],
                 ["--set", "radix=3"], ["--set", "nosuch=1"]):
@@ -29,7 +29,7 @@ def test_bad_parameters_exit_2_and_create_nothing():
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, (bad, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
-    assert runstate.all_bridges() == before
+    assert netdevs.all_bridges() == before
     assert [r.run_id for r in runstate.runs()] == runs_before
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 
 from .conftest import run_until_valid
 
@@ -68,12 +68,12 @@ def test_a_malformed_file_exits_2_naming_file_line_and_key(tmp_path, old, new, w
     assert old in text
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace(old, new, 1))
-    bridges, runs = runstate.all_bridges(), [r.run_id for r in runstate.runs()]
+    bridges, runs = netdevs.all_bridges(), [r.run_id for r in runstate.runs()]
     proc = hpn_testbed("run", str(bad), "--out", str(tmp_path / "out"), timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     (line,) = proc.stderr.strip().splitlines()
     assert line.startswith(f"hpn-testbed: {bad}{where}"), line
-    assert runstate.all_bridges() == bridges and [r.run_id for r in runstate.runs()] == runs
+    assert netdevs.all_bridges() == bridges and [r.run_id for r in runstate.runs()] == runs
     assert not (tmp_path / "out").exists()
 
 

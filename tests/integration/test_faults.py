@@ -46,7 +46,7 @@ def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
 
     def recovered():   # the ToR port live, the controller's routes back, the host's nexthop usable
         return ("LINK_DOWN" not in emu.ofctl("dump-ports-desc", link.b, str(link.b_port))
-                and [link.b, link.b_port] not in emu.status().get("down", [])
+                and (link.b, link.b_port) not in emu.status().down
                 and not linkdown(emu, src))
     wait_for("the repaired link to be back in use", recovered, 10)
     repaired = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
@@ -89,17 +89,17 @@ def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(
     emu = family_up
     src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
     tor = emu.fabric.host_link(src.ports[0]).b
-    held = emu.status()["routes_per_switch"][tor]
+    held = emu.status().routes_per_switch[tor]
     with Faults(emu) as faults:
         faults.switch_down(tor)
-        wait_for("the controller to see the ToR isolated", lambda: tor in emu.status().get("isolated", []), 10)
-        wait_for("the controller to settle", lambda: emu.status()["settled"], 10)
-        assert emu.status()["routes_per_switch"][tor] == held
+        wait_for("the controller to see the ToR isolated", lambda: tor in emu.status().isolated, 10)
+        wait_for("the controller to settle", lambda: emu.status().settled, 10)
+        assert emu.status().routes_per_switch[tor] == held
         during = GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20)
         assert during.lost <= 1, during
-    wait_for("the ToR back in use", lambda: tor not in emu.status().get("isolated", [])
-             and not any(port[0] == tor for port in emu.status()["down"])
+    wait_for("the ToR back in use", lambda: tor not in emu.status().isolated
+             and not any(port[0] == tor for port in emu.status().down)
              and emu.routes_installed()
              and not linkdown(emu, src), 10)
-    assert emu.status()["routes_per_switch"][tor] == held
+    assert emu.status().routes_per_switch[tor] == held
     assert GapProbe(emu, src, dst, seconds=1.0).wait(timeout=20).lost == 0

@@ -14,6 +14,7 @@ import pytest
 from testbed.core import sh
 from testbed.core.wait import wait_for
 from testbed.emulation.trace import emulation_trace
+from testbed.model.contract import PRIO_ROUTE, TABLE_FORWARD
 from testbed.model.policies import core_pairing
 from testbed.workload import traffic
 
@@ -39,8 +40,8 @@ def core_hop(emu, hops):
 def test_core_pins_pod_traffic_to_the_paired_port_and_fails_over(up):
     emu = up("hpn")
     fab = emu.fabric
-    assert emu.status()["policy"]["core"] == "per-port"
-    assert emu.status()["core_rules"] > 0
+    assert emu.status().policy["core"] == "per-port"
+    assert emu.status().core_rules > 0
     src, dst = fab.nic("p0s0h0-n0"), fab.nic("p1s0h1-n1")
     dst_pod = fab.hosts[dst.host].pod
     pairing = core_pairing(fab)
@@ -72,7 +73,7 @@ def test_core_pins_pod_traffic_to_the_paired_port_and_fails_over(up):
                          lambda: (p := core_port()) not in (None, j) and p, MOVE_TIMEOUT_S)
         t_moved = time.monotonic() - t0
         wait_for("the controller to see the port down",
-                 lambda: [core, j] in emu.status().get("down", []), MOVE_TIMEOUT_S)
+                 lambda: (core, j) in emu.status().down, MOVE_TIMEOUT_S)
         assert fab.switches[peer[(core, moved)][0]].pod == dst_pod
         assert core_port() == moved   # stays on the fallback while j is down
 
@@ -108,7 +109,8 @@ def test_static_routes_keep_the_matrix_flows_apart(up):
     shared = {l: u for l, u in users.items() if len(u) > 1}
     assert not shared, f"links shared by flows of the matrix: {shared}"
     for sw in fab.switches:   # no select group is used by any route
-        assert not re.search(r"priority=500,.*actions=group:", emu.ofctl("dump-flows", sw, "table=1"))
+        assert not re.search(rf"priority={PRIO_ROUTE},.*actions=group:",
+                             emu.ofctl("dump-flows", sw, f"table={TABLE_FORWARD}"))
 
 
 # ---- adaptive ---------------------------------------------------------------------------------
@@ -179,7 +181,7 @@ def test_adaptive_separates_flows_ecmp_collides(up):
         # same switches, same hash bases: the same 5-tuples collide here before the controller acts
         assert flow_links(emu, flows[0]) & flow_links(emu, flows[1]) == shared
         total, separated = run_pair(emu, flows, watch=True)
-        moves = emu.status()["adaptive"]["moves"]
+        moves = emu.status().tracker["moves"]
         rate = min(l.gbps for l in emu.fabric.switch_links()) * emu.fabric.params.scale
     finally:
         emu.stop()   # here, so that the fixture finds both runs down whatever happened

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, processes, runstate
 from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
 from testbed.model import make_fabric
 from testbed.workload import traffic
@@ -57,7 +57,7 @@ def state_leftovers_other(state, fab) -> list[str]:
     """What the running `state` is missing: every bridge and interface it recorded."""
     names = set(os.listdir("/sys/class/net"))
     missing = [i for i in state.data["root_intfs"] if i not in names]
-    missing += [b for b in fab.switches if b not in runstate.all_bridges()]
+    missing += [b for b in fab.switches if b not in netdevs.all_bridges()]
     return missing
 
 
@@ -80,7 +80,7 @@ def fake_run(run_id: str, owner: list, pids: list) -> runstate.RunState:
 
 def test_clean_spares_a_process_that_took_over_a_recorded_pid(foreign_process):
     pid = foreign_process.pid
-    started = runstate.start_time(pid)
+    started = processes.start_time(pid)
     # a dead run (its owner gone) that recorded this PID, but for a process started earlier
     fake_run("hpntest-reused", [999_999_999, 1], [[pid, "iperf3", started - 1],
                                                   [pid, "controller.launcher", started - 7]])
@@ -92,7 +92,7 @@ def test_clean_spares_a_process_that_took_over_a_recorded_pid(foreign_process):
 
 def test_a_run_whose_owner_pid_was_reused_counts_as_dead(foreign_process):
     pid = foreign_process.pid
-    state = fake_run("hpntest-owner", [pid, runstate.start_time(pid) - 1], [])
+    state = fake_run("hpntest-owner", [pid, processes.start_time(pid) - 1], [])
     assert not runstate.alive(state)      # the PID runs, but it is another process
     subprocess.run([*TESTBED, "clean"], capture_output=True, text=True, timeout=60, check=True)
     assert not state.dir.exists()
@@ -168,7 +168,7 @@ def test_a_foreign_openflow_client_cannot_reach_or_replace_a_switch(up):
     assert not claim_dpid(path, victim.dpid)
     assert "refusing an OpenFlow connection" in emu.controller_log()
     status = emu.status()
-    assert victim.name in status["connected"] and not status["lost"]
+    assert victim.name in status.connected and not status.lost
     a, b = emu.fabric.nics()[0], emu.fabric.nics()[-1]
     assert all(traffic.ping_all(emu, [(a, b), (b, a)]).values())
     emu.check_whole()

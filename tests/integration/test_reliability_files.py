@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
 from testbed.model import make_fabric
 
@@ -134,8 +134,8 @@ def test_a_second_run_root_neither_starts_a_fabric_nor_cleans_the_live_one(tmp_p
         assert state.run_id not in cleaned.stdout, cleaned.stdout
         names = set(os.listdir("/sys/class/net"))
         assert all(i in names for i in state.data["root_intfs"])
-        assert set(fab.switches) <= runstate.all_bridges()         # every bridge still there
-        assert runstate.tagged_bridges(state.run_id) == set(fab.switches)
+        assert set(fab.switches) <= netdevs.all_bridges()         # every bridge still there
+        assert netdevs.tagged_bridges(state.run_id) == set(fab.switches)
     finally:
         first.send_signal(signal.SIGINT)
         out = finish(first)

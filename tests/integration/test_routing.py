@@ -4,6 +4,7 @@ import re
 import pytest
 
 from testbed.emulation.trace import emulation_trace
+from testbed.model.contract import PRIO_ROUTE, TABLE_FORWARD
 
 pytestmark = pytest.mark.integration
 TUPLES = 64
@@ -54,8 +55,8 @@ def own_pod_routes(emu, agg):
     pod = fab.switches[agg].pod
     ips = {n.ip for n in fab.nics() if fab.hosts[n.host].pod == pod}
     actions = {}
-    for line in emu.ofctl("dump-flows", agg, "table=1").splitlines():
-        m = re.search(r"priority=500,ip,nw_dst=(\S+) actions=(\S+)", line)
+    for line in emu.ofctl("dump-flows", agg, f"table={TABLE_FORWARD}").splitlines():
+        m = re.search(rf"priority={PRIO_ROUTE},ip,nw_dst=(\S+) actions=(\S+)", line)
         if m and m.group(1) in ips:
             actions[m.group(1)] = m.group(2)
     assert set(actions) == ips, f"{agg}: routes for {sorted(ips - set(actions))} missing"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 
 from .conftest import run_until_valid, wait_for_headroom
 
@@ -29,11 +29,11 @@ def hpn_testbed(*args, timeout=600):
     (["hash-polarization", "--preset", "segment"], "no preset 'segment' for clos3"),
 ])
 def test_a_refused_parameter_exits_2_in_one_line_before_anything_exists(tmp_path, bad, reason):
-    bridges, runs = runstate.all_bridges(), [r.run_id for r in runstate.runs()]
+    bridges, runs = netdevs.all_bridges(), [r.run_id for r in runstate.runs()]
     proc = hpn_testbed("run", *bad, "--out", str(tmp_path / "out"), timeout=60)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and reason in proc.stderr, proc.stderr
-    assert runstate.all_bridges() == bridges and [r.run_id for r in runstate.runs()] == runs
+    assert netdevs.all_bridges() == bridges and [r.run_id for r in runstate.runs()] == runs
     assert not (tmp_path / "out").exists()
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.measure import checks
+from testbed.measure import bringup
 from testbed.workload import traffic
 
 from .conftest import run_until_valid, sets
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 
 def test_railonly_passes_its_checks_and_keeps_rails_apart(up):
     emu = up("railonly")
-    results = checks.run_all(emu)
+    results = bringup.run_all(emu)
     assert [c.name for c in results] == ["wiring", "reachability", "top-tier TCP", "bond spreading"]
     assert all(c.passed for c in results), [c.detail for c in results if not c.passed]
     assert next(c for c in results if c.name == "reachability").figures["cross_rail"] == 0

@@ -10,7 +10,7 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation import netdevs, runstate
 from testbed.emulation.controller import PROJECT
 from testbed.model import make_fabric
 
@@ -73,8 +73,8 @@ def test_ctrl_c_mid_fault_cleans_up(scenario, tmp_path):
     left += [f"process {pid} ({marker})" for pid, marker in state.live_processes()]
     names = set(os.listdir("/sys/class/net"))
     left += [f"interface {i}" for i in state.data["root_intfs"] if i in names]
-    left += [f"bridge {b}" for b in runstate.tagged_bridges(state.run_id)]
-    left += [f"bridge {b}" for b in set(fab.switches) & runstate.all_bridges()]
+    left += [f"bridge {b}" for b in netdevs.tagged_bridges(state.run_id)]
+    left += [f"bridge {b}" for b in set(fab.switches) & netdevs.all_bridges()]
     tables = sh.run(["nft", "list", "tables"], check=False)
     left += [f"nft table {t}" for t in tables.splitlines() if state.run_id.replace("-", "_") in t]
     qdiscs = json.loads(sh.run(["tc", "-j", "qdisc", "show"], check=False) or "[]")

@@ -18,7 +18,7 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import sleep_until, wait_for
-from testbed.emulation import runstate, servers
+from testbed.emulation import netdevs, runstate, servers
 from testbed.model import make_fabric
 from testbed.model.placement import place
 
@@ -76,7 +76,7 @@ def server_inventory(server):
 def two_servers():
     assert os.geteuid() == 0, "needs root"
     assert servers.load() is None, "servers are already up: `hpn-testbed servers down` first"
-    machine_bridges = runstate.all_bridges()
+    machine_bridges = netdevs.all_bridges()
     machine_ssl = sh.run(["ovs-vsctl", "get-ssl"])
     out = hpn("servers", "up", "2", "--json")
     assert out.returncode == 0, out.stderr
@@ -93,7 +93,7 @@ def two_servers():
                 if servers.INIT_MARKER.encode() in _cmdline(p) or b"hpn-srv" in _cmdline(p)]
         assert not left, f"server processes left: {left}"
         # the machine's own Open vSwitch was never touched
-        assert runstate.all_bridges() - machine_bridges == set()
+        assert netdevs.all_bridges() - machine_bridges == set()
         assert sh.run(["ovs-vsctl", "get-ssl"]) == machine_ssl
 
 
@@ -206,19 +206,21 @@ def test_a_scenario_runs_across_two_servers(two_servers, tmp_path):
 def test_a_failed_cut_link_reroutes_and_the_flow_goes_on(two_servers):
     """A TCP flow from a host on one server to one on the other, over tier 3; the cut uplink its
     trace takes fails mid-flow: the trace moves to another link, the flow keeps delivering."""
-    from testbed.emulation.cluster import ClusterEmulation
+    from testbed.emulation.build import Emulation
+    from testbed.emulation.cluster import ClusterSite
     from testbed.emulation.faults import Faults
     from testbed.emulation.trace import emulation_trace
     from testbed.measure.checks import farthest_pair
     from testbed.workload import traffic
 
     def cut_links_on(hops):
-        return [l for h in hops for l in emu.placement.cut
+        return [l for h in hops for l in emu.site.placement.cut
                 if (h.switch, h.out_port) in ((l.a, l.a_port), (l.b, l.b_port))]
 
-    with ClusterEmulation(make_fabric("hpn"), servers=NAMES) as emu, Faults(emu) as faults:
+    fab = make_fabric("hpn")
+    with Emulation(fab, site=ClusterSite(fab, NAMES)) as emu, Faults(emu) as faults:
         src, dst = farthest_pair(emu)
-        assert emu.placement.server_of(src.host) != emu.placement.server_of(dst.host)
+        assert emu.site.placement.server_of(src.host) != emu.site.placement.server_of(dst.host)
         hops = emulation_trace(emu, src, dst)
         (failed, *_) = cut_links_on(hops)
         delivered = [emu.fabric.host_link(p).b_intf for p in dst.ports]

@@ -175,7 +175,7 @@ MALFORMED = [
     "foo", "pingal", "nosuch argument", "!!!", "???x", "-x", "1234", "trace", "trace p0e0h0",
     "trace nohost p1e1h1", "trace p0e0h0 p1e1h1 --sport x", "trace p0e0h0 p1e1h1 --dport 70000",
     "trace p0e0h0 p1e1h1 --proto icmp", "trace p0e0h0 p1e1h1 extra", "trace 'unclosed", "fault nosuch",
-    "fault link-down", "fault link-down nosuch-eth9", "fault one-way p0e0h0-n0p0",
+    "fault link-down", "fault link-down nosuch-eth9", "fault one-way p0e0h0-n0p0 up extra",
     "fault one-way p0e0h0-n0p0 sideways", "fault flap p0e0h0-n0p0 --count 0",
     "fault flap p0e0h0-n0p0 --period 0.1 --down 0.5", "fault switch-down nosuch", "fault switch-up",
     "rates nosuch", "rates -n -1", "rates -i 0", "queues --bogus", "routes", "routes nosuch",

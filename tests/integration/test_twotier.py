@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation, on_servers
-from testbed.measure import checks
+from testbed.emulation.factory import make_emulation, on_servers
+from testbed.measure import bringup
 from testbed.model import families
 
 from .conftest import leftovers
@@ -26,7 +26,7 @@ def twotier():
 def test_a_family_from_a_file_passes_the_bring_up_checks(twotier):
     fab = families.make_fabric("twotier", {})
     with on_servers(()), make_emulation(fab, Options()) as emu:     # what `up --check` does
-        results = checks.run_all(emu)
+        results = bringup.run_all(emu)
         emu.check_whole()
     assert [c.name for c in results] == ["wiring", "reachability", "top-tier TCP"]
     assert all(c.passed for c in results), [(c.name, c.detail) for c in results]

@@ -41,12 +41,12 @@ def trip_past_checks(monkeypatch) -> None:
 def fake_run(root) -> None:
     """A running hpn fabric's state under `root`, owned by our parent process (so `trace` takes
     it as live): every case is refused before any host or switch is asked."""
-    from testbed.emulation import runstate
+    from testbed.emulation import processes, runstate
     run = root / "fake"
     run.mkdir(parents=True)
     parent = os.getppid()
     (run / "state.json").write_text(json.dumps({
-        "owner": [parent, runstate.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
+        "owner": [parent, processes.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
         "nft_tables": [], "dirs": [], "hosts": {}}))
     (run / "spec.json").write_text(json.dumps({"family": "hpn", "params": {}}))
     assert [s.run_id for s in runstate.runs() if runstate.alive(s)] == ["fake"]

@@ -6,7 +6,8 @@ functions stay small enough to read.
     controller: core and model only (the emulation runs it as a process, never imports it)
 
 Read from the import statements of every module (the AST, nothing is imported), so a lazy
-import inside a function counts as much as one at the top.
+import inside a function counts as much as one at the top. No two modules may import each
+other, directly or around a loop, inside a layer too (test_no_import_cycle).
 """
 import ast
 from pathlib import Path
@@ -42,17 +43,21 @@ def modules():
             yield name, path
 
 
-def imported(path: Path, name: str):
+def imported_from(node: ast.ImportFrom, path: Path, name: str) -> str:
+    """The module a `from ... import` statement names, relative ones resolved."""
+    if not node.level:
+        return node.module
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+    return f"{base}.{node.module}" if node.module else base
+
+
+def imported(path: Path, name: str):
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:   # relative: resolve against this module's package
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module
+            target = imported_from(node, path, name)
             yield target
             # `from testbed.model import policies` imports the module testbed.model.policies
             yield from (f"{target}.{a.name}" for a in node.names)
@@ -106,3 +111,83 @@ def long_functions(path: Path):
 def test_no_function_over_80_lines(name, path):
     long = [(f, n) for f, n in long_functions(path) if (name, f) not in EXEMPT_FUNCTIONS]
     assert not long, f"{name}: functions over {MAX_FUNCTION_LINES} lines: {long}"
+
+
+def module_imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """The modules of `known` that `name` imports. `from P import m` names the module P.m when
+    there is one (a package's __init__ is not imported for it, in the sense that matters here:
+    Python loads a parent package first anyway, so that edge is never a cycle), else P."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            target = imported_from(node, path, name)
+            found |= {f"{target}.{a.name}" if f"{target}.{a.name}" in known else target
+                      for a in node.names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+    owners = set()
+    for module in found:            # a name inside a module: that module
+        while module and module not in known:
+            module = module.rpartition(".")[0]
+        if module and module != name:
+            owners.add(module)
+    return owners
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of `graph` (module -> modules it imports): its strongly connected
+    components of more than one module (Tarjan's algorithm, iterative), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root, imports in graph.items():
+        if root in index:
+            continue
+        work = [(root, iter(sorted(imports)))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node):]
+                    del stack[stack.index(node):]
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                work.append((child, iter(sorted(graph.get(child, ())))))
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    paths = dict(modules())
+    return {name: module_imports(path, name, set(paths)) for name, path in paths.items()}
+
+
+def test_no_import_cycle():
+    found = cycles(import_graph())
+    assert not found, "import cycles (break each: move what both need into a module of its own): " + \
+        "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_cycle_check_finds_a_cycle_and_only_cycles():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"b"}}) == []
+
+
+def test_the_cycle_check_counts_lazy_imports(tmp_path):
+    (tmp_path / "a.py").write_text("def f():\n    from testbed.b import thing\n")
+    (tmp_path / "b.py").write_text("from testbed import a\n")
+    known = {"testbed.a", "testbed.b"}
+    graph = {n: module_imports(tmp_path / f"{n[-1]}.py", n, known) for n in known}
+    assert graph == {"testbed.a": {"testbed.b"}, "testbed.b": {"testbed.a"}}
+    assert cycles(graph) == [["testbed.a", "testbed.b"]]

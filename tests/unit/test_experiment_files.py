@@ -131,7 +131,8 @@ def test_switch_faults_and_flaps(tmp_path):
 # ---- phases ----
 
 def fault(kind, at, seconds=0.0, count=1, period=1.0):
-    return Fault(kind, at, "[[fault]] 1", "p", seconds=seconds, count=count, period=period)
+    args = {"port": "p", "count": count, "period": period, "down": 0.5} if kind == "flap" else {"port": "p"}
+    return Fault(kind, at, "[[fault]] 1", tuple(args.items()), seconds=seconds)
 
 
 def test_phases_before_each_fault_and_after():

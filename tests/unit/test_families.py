@@ -82,7 +82,7 @@ def test_drawing_and_routing_answers(family, tmp_path):
     assert isinstance(family.title(fab.params), dict) and isinstance(family.shared, str)
     assert draw(fab, tmp_path / "f.png").read_bytes().startswith(PNG_MAGIC)
     assert family.default_core in CORE_MODES
-    assert normalize(fab, {})["core"] == family.default_core
+    assert normalize(fab, {}).core == family.default_core
 
 
 def test_the_throwaway_family_is_taken_by_topo(twotier, tmp_path, capsys):

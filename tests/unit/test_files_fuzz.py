@@ -24,7 +24,7 @@ import pytest
 
 from testbed import labs
 from testbed.cli import main
-from testbed.emulation import runstate, servers
+from testbed.emulation import netdevs, processes, runstate, servers, teardown
 
 from .conftest import fake_run, trip_past_checks
 
@@ -151,7 +151,7 @@ def result_cases():
 
 def state_cases():
     parent = os.getppid()
-    good = {"owner": [parent, runstate.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
+    good = {"owner": [parent, processes.start_time(parent)], "pids": [], "bridges": [], "root_intfs": [],
             "nft_tables": [], "dirs": [], "hosts": {}}
     for label, data in hostile_bytes().items():
         yield "state.json", label, data
@@ -357,9 +357,9 @@ def test_clean_reports_an_unreadable_state_and_cleans_the_rest(monkeypatch, tmp_
     """A corrupt state.json does not stop `clean`: the other (dead) runs go, it is named."""
     monkeypatch.setattr(runstate, "ROOT", tmp_path)
     monkeypatch.setattr(runstate, "LOCK_FILE", tmp_path / "lock")
-    monkeypatch.setattr(runstate, "tagged_bridges", lambda run_id=None: set())
-    monkeypatch.setattr(runstate, "all_bridges", lambda: set())
-    monkeypatch.setattr(runstate, "delete_links", lambda names: 0)
+    monkeypatch.setattr(netdevs, "tagged_bridges", lambda run_id=None: set())
+    monkeypatch.setattr(netdevs, "all_bridges", lambda: set())
+    monkeypatch.setattr(netdevs, "delete_links", lambda names: 0)
     for name, content in (("broken", b"\xff\xfe{"), ("deep", b"[" * 100_000), ("dead", None)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "state.json").write_bytes(content if content is not None else json.dumps({
@@ -367,7 +367,7 @@ def test_clean_reports_an_unreadable_state_and_cleans_the_rest(monkeypatch, tmp_
             "dirs": []}).encode())
     (tmp_path / "fifo").mkdir()
     os.mkfifo(tmp_path / "fifo" / "state.json")
-    done = runstate.clean()
+    done = teardown.clean()
     assert not (tmp_path / "dead").exists()
     assert {line.split(":")[0] for line in done if "cannot read its state" in line} == {"broken", "deep", "fifo"}
     assert all((tmp_path / n).exists() for n in ("broken", "deep", "fifo"))

@@ -6,10 +6,10 @@ import pytest
 
 from scenarios.claims.core_pipeline import CorePipeline, judge_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
-from scenarios.claims.core_pipeline.pipeline_steps import pick
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
+from testbed.workload.hashports import in_turns
 
 
 def placement(steps, busy, predicted):
@@ -127,8 +127,8 @@ def test_the_fluid_model_predicts_the_claim_at_15_to_1():
 def test_pick_spreads_connections_over_the_nic_ports():
     ports = ("h-n0p0", "h-n0p1")
     devs = ["h-n0p0", "h-n0p0", "h-n0p0", "h-n0p1", "h-n0p1"]
-    assert pick([1, 2, 3, 4, 5], devs, ports, 2) == (1, 4)
-    assert pick([1, 2, 3], [None, None, None], ports, 2) == (1, 2)      # a bond hides its choice
+    assert in_turns([1, 2, 3, 4, 5], devs, ports, 2) == (1, 4)
+    assert in_turns([1, 2, 3], [None, None, None], ports, 2) == (1, 2)      # a bond hides its choice
 
 
 @pytest.mark.parametrize("settings", [{"pods": 1}, {"hosts": 3}, {"core_oversubscription": 1},

@@ -1,4 +1,5 @@
-"""Every scenario's judge, fed recorded figures: no fabric, no root.
+"""Every scenario's judge, fed recorded figures: no fabric, no root (those with a file of their
+own, test_judge_*.py, are judged there).
 
 The "reproduced" figures of each scenario are numbers its quick run measured here (trimmed to
 what the judge reads); the other cases change the few numbers a real failure changes: the effect
@@ -13,20 +14,11 @@ import pytest
 import scenarios
 from scenarios.kit import fault_harness as harness
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
+from scenarios.kit.timeline import Timeline
 
 from .conftest import put
 
 # ---- recorded figures, one function per scenario ----
-
-def hash_polarization():
-    def mode(pairs, again, share, idle, completion, busy):
-        return {"flows": 16, "pairs_sharing_tier1": pairs, "of_which_share_tier2": again,
-                "repeat_fraction": round(again / pairs, 3), "core_uplink_share": share,
-                "idle_core_uplinks": idle, "completion_s": completion, "cpu_busy": busy}
-    return {"polarized": mode(25, 25, [0.561, 0.0, 0.0, 0.439], 2, 3.05, 0.61),
-            "seeded": mode(25, 10, [0.25, 0.189, 0.316, 0.245], 0, 1.682, 0.58),
-            "setup": {"bytes_per_flow": 150_000}, "series": {}}
-
 
 def dual_plane_balance():
     def variant(rounds):
@@ -119,7 +111,7 @@ def tor_failure(single=False):
             "setup": {"warm_base_fault_after_s": [1.5, 2.0, 2.5, 3.5]}, "series": {}}
 
 
-RECORDED = {"hash-polarization": hash_polarization, "dual-plane-balance": dual_plane_balance,
+RECORDED = {"dual-plane-balance": dual_plane_balance,
             "disjoint-paths": disjoint_paths, "mpft-vs-mrft": mpft_vs_mrft,
             "node-limited-moe": node_limited_moe, "routing-policies": routing_policies,
             "dual-tor-link-failure": dual_tor_link_failure, "link-flap": link_flap,
@@ -152,11 +144,6 @@ def ecmp_happened_to_balance(figures):
 
 CASES = [
     # (scenario, case, changes, verdict)
-    ("hash-polarization", "recorded", [], YES),
-    ("hash-polarization", "seeded repeats the collision", [put("seeded.repeat_fraction", 0.92)], NO),
-    ("hash-polarization", "no slower", [put("polarized.completion_s", 1.7)], NO),
-    ("hash-polarization", "CPU saturated (a tour run)", [put("polarized.cpu_busy", 0.934),
-                                                         put("seeded.cpu_busy", 0.992)], INVALID),
     ("dual-plane-balance", "recorded", [], YES),
     ("dual-plane-balance", "ECMP hashed evenly every round", [ecmp_happened_to_balance], NO),
     ("dual-plane-balance", "a round's CPU saturated", [put("dual-plane.rounds.2.cpu_busy", 0.965)], INVALID),
@@ -265,7 +252,6 @@ def test_tor_failure_full_run_judges_single_tor_too():
 def test_prose_quotes_the_figures():
     assert "loss 25.1% (expected 25.0%)" in judged("dual-tor-link-failure", []).measured
     assert "ECMP/static 0.58" in judged("routing-policies", []).measured
-    assert "(1.81x)" in judged("hash-polarization", []).measured
     assert "M=4 gives 84.8 KB" in judged("node-limited-moe", []).measured
     assert "port out 97 ms after the fault" in judged("one-way-fault", []).measured
     assert "+37.7% collective throughput" in judged("disjoint-paths", []).measured
@@ -294,6 +280,7 @@ def test_tour_is_derived_from_the_classes_in_module_order():
         "hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
         "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure",
         "segment-tor-failure", "miswiring", "segment-placement", "core-pipeline", "rail-only", "roce-entropy",
+        "fast-uplinks",
         "skeleton-probing"]
     for name, cls in scenarios.all_scenarios().items():
         assert cls.name == name and cls.claim and cls.title and cls.paper
@@ -308,9 +295,9 @@ def test_unknown_scenario_is_a_parameter_error():
 # ---- the fault harness, without a fabric ----
 
 def test_timeline_is_stated_once():
-    quick = harness.Timeline.choose(True, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0))
+    quick = Timeline.choose(True, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0))
     assert quick.steps() == [1.5, 2.0, 2.5, 2.5] and quick.seconds == 8.5
-    assert harness.Timeline.choose(False, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0)).fault == 6.0
+    assert Timeline.choose(False, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0)).fault == 6.0
 
 
 def test_dual_and_single_keys_each_variant():

@@ -1,23 +1,29 @@
 """`run --servers`: which builder the scenarios get, and what is refused, without root."""
 from testbed.cli import main
-from testbed.emulation import cluster
+from testbed.emulation import cluster, factory
 
 
 class Built:
-    def __init__(self, fabric, options=None, servers=()):
-        self.fabric, self.options, self.servers = fabric, options, servers
+    def __init__(self, fabric, options=None, site=None):
+        self.fabric, self.options, self.site = fabric, options, site
+
+
+class Site:
+    def __init__(self, fabric, servers):
+        self.fabric, self.servers = fabric, servers
 
 
 def test_scenarios_build_on_this_machine_unless_servers_are_chosen(monkeypatch):
-    monkeypatch.setattr(cluster, "Emulation", type("Local", (Built,), {}))
-    monkeypatch.setattr(cluster, "ClusterEmulation", type("Cluster", (Built,), {}))
-    assert type(cluster.make_emulation("fab", "opts")).__name__ == "Local"
-    with cluster.on_servers(["hpn-srv1", "hpn-srv2"]):
-        emu = cluster.make_emulation("fab", "opts")
-        assert type(emu).__name__ == "Cluster" and emu.servers == ("hpn-srv1", "hpn-srv2")
-    assert type(cluster.make_emulation("fab")).__name__ == "Local"   # the block ended
-    with cluster.on_servers(None):
-        assert type(cluster.make_emulation("fab")).__name__ == "Local"
+    monkeypatch.setattr(factory, "Emulation", Built)
+    monkeypatch.setattr(cluster, "ClusterSite", Site)
+    assert factory.make_emulation("fab", "opts").site is None       # Emulation's default: here
+    with factory.on_servers(["hpn-srv1", "hpn-srv2"]):
+        emu = factory.make_emulation("fab", "opts")
+        assert isinstance(emu.site, Site) and emu.site.servers == ("hpn-srv1", "hpn-srv2")
+        assert emu.site.fabric == emu.fabric == "fab" and emu.options == "opts"
+    assert factory.make_emulation("fab").site is None   # the block ended
+    with factory.on_servers(None):
+        assert factory.make_emulation("fab").site is None
 
 
 def test_run_servers_refuses_experiment_files_and_a_count(tmp_path, capsys):

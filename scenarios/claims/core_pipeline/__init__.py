@@ -54,13 +54,14 @@ from typing import ClassVar
 
 from scenarios.claims.core_pipeline import core_port_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
-from scenarios.claims.core_pipeline.pipeline_steps import CpuMeter, StepRunner
+from scenarios.claims.core_pipeline.pipeline_steps import StepRunner
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
+from scenarios.kit.timeline import Timeline
 from scenarios.kit.traffic_helpers import median, setup_of, valid
-from testbed.emulation.cluster import make_emulation
-from testbed.measure.meters import cpu_busy_fraction
+from testbed.emulation.factory import make_emulation
+from testbed.measure.meters import CpuMeter, cpu_busy_fraction
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
 RATIO = (0.7, 1.3)   # dp-across / pp-across on 15:1, of the predicted ratio
@@ -101,8 +102,8 @@ class CoreKnobs(Knobs):
     def sizes(self) -> job.Sizes:
         return job.Sizes.scaled(self.tp_mb, self.pp_mb, self.dp_mb, self.divisor)
 
-    def timeline(self) -> core_port_fault.Timeline:
-        return core_port_fault.Timeline(self.warm, self.before, self.fault, self.after)
+    def timeline(self) -> Timeline:
+        return Timeline(self.warm, self.before, self.fault, self.after)
 
 
 class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 
+from scenarios.kit.timeline import Schedule, Timeline
 from testbed.core.errors import TestbedError
-from testbed.core.wait import sleep_until
 from testbed.emulation.faults import Faults
 from testbed.emulation.trace import emulation_trace
 from testbed.model.policies import core_pairing
@@ -18,14 +17,6 @@ from testbed.workload import traffic
 
 SPORT, DPORT = 47000, 5299
 RATE = 0.8      # the stream's rate, of the core link's: below the link, so no queue builds
-
-
-@dataclass(frozen=True)
-class Timeline:
-    warm: float
-    before: float
-    fault: float
-    after: float
 
 
 def core_hop(fab, hops):
@@ -75,19 +66,17 @@ def run(emu, tl: Timeline, every: float = 0.2) -> dict:
     intfs = {p: f"{core}-eth{p}" for p in toward}
     link = next(l for l in fab.links if l.b == core and l.b_port == j)
     rate = RATE * fab.link_mbit(link)
-    seconds = tl.warm + tl.before + tl.fault + tl.after
+    seconds = tl.seconds
     flow = traffic.Flow(src, dst, dport=DPORT, sport=SPORT)
     traffic.start_server(emu, dst, DPORT)
     with Faults(emu) as faults, emu.sampler(list(intfs.values()), interval=0.1, queues=False) as sampler:
         client = traffic.start_client(emu, flow, seconds, rate_mbit=round(rate, 3))
         tracer = Tracer(emu, src, dst, sampler.t0, every)
         try:
-            sleep_until(sampler.t0 + tl.warm + tl.before)
-            t_fault = time.monotonic() - sampler.t0
-            faults.link_down(link)
-            sleep_until(sampler.t0 + tl.warm + tl.before + tl.fault)
-            t_repair = time.monotonic() - sampler.t0
-            faults.link_up(link)
+            schedule = Schedule()
+            fault = schedule.fault(tl.fault_at, lambda: faults.link_down(link), tl.fault)
+            schedule.play(sampler.t0)
+            t_fault, t_repair = fault.injected, fault.repaired
             traffic.wait_client(emu, client, seconds + 20)
         finally:
             traces = tracer.stop()

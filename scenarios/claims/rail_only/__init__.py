@@ -47,7 +47,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.routing import shortest_path_links
 from testbed.workload.collectives import Runner, Send, Transfer

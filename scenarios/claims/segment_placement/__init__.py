@@ -50,7 +50,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import median, setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
-from testbed.emulation.cluster import make_emulation
+from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.fluid import max_min
 from testbed.workload import collectives as C

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import time
 
-from scenarios.kit.fault_harness import pick_cport
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
 from testbed.workload import collectives as C
 from testbed.workload import traffic
+from testbed.workload.hashports import cport_base
 
 BG_PORT = 5601
 
@@ -64,7 +64,7 @@ class Background:
             for src, dst in zip(fab.hosts[a].nics, fab.hosts[b].nics):
                 parallel, dport = streams * len(src.ports), port_base + len(self.flows)
                 self.flows.append(traffic.Flow(src, dst, dport=dport, parallel=parallel,
-                                               sport=pick_cport(emu, src, dst, parallel, dport)))
+                                               sport=cport_base(emu, src, dst, parallel, dport)))
 
     def __enter__(self) -> Background:
         try:

@@ -1,9 +1,9 @@
 """Routing policies on top of the /32 routes of testbed.model.routing, computed without
 touching a switch.
 
-The controller (controller/app.py) only pushes what these functions return and feeds them what
-it observes (port status, port and flow counters, TCP SYNs it sees). Four knobs, chosen with the
-`routing` options of a run (`hpn-testbed up --policy ... --core ... --ecmp ...`; options.py):
+The controller (controller/app.py) only pushes what these compute and feeds them what it
+observes (port status, port and flow counters, TCP segments it is copied). A run chooses with
+its `routing` options (`hpn-testbed up --policy ... --core ... --ecmp ...`; options.py):
 
 * ``ecmp`` (the default policy): every switch with several next hops toward a NIC hashes the
   5-tuple over them (an OpenFlow select group; see testbed.model.routing).
@@ -12,14 +12,18 @@ it observes (port status, port and flow counters, TCP SYNs it sees). Four knobs,
 * ``policy: static`` (DeepSeek Fig. 8, claim C12): one fixed port per destination, chosen so that
   the flows of a known traffic matrix share no link (static.py).
 * ``policy: adaptive``: flows start on ECMP; the controller moves an elephant off a hot link
-  onto the least-loaded alternative path (adaptive.py).
+  onto the least-loaded alternative path (adaptive.py, adaptive_moves.py).
 
-What the switches then do, as a function of routes and core rules, is forwarding.py.
+A policy is one object (base.RoutingPolicy: its options, its route computation, the hooks the
+controller needs) in one module, registered here in POLICIES; a user's file registers its own
+with register() (registry.py). What the switches then do, as a function of routes and core
+rules, is forwarding.py.
 """
 from testbed.model.fabric import Port
 from testbed.model.paths import MAX_HOPS, Hop
-from testbed.model.policies.adaptive import (
-    FiveTuple,
+from testbed.model.policies import adaptive, ecmp, static
+from testbed.model.policies.adaptive import AdaptiveFlows
+from testbed.model.policies.adaptive_moves import (
     Move,
     TrackedFlow,
     flow_rules,
@@ -30,9 +34,11 @@ from testbed.model.policies.adaptive import (
     prune,
     update_rate,
 )
+from testbed.model.policies.base import FiveTuple, NicPairs, Number, RoutingPolicy, Sample, Tracker
 from testbed.model.policies.forwarding import CoreRule, Forwarding, all_routes, switch_links
-from testbed.model.policies.options import CORE_MODES, POLICIES, normalize
+from testbed.model.policies.options import CORE_MODES, Routing, normalize
 from testbed.model.policies.per_port_core import core_pairing, core_rules
+from testbed.model.policies.registry import get, load_file, names, register, source, unregister
 from testbed.model.policies.static import (
     all_paths,
     destination_index,
@@ -42,13 +48,51 @@ from testbed.model.policies.static import (
     static_routes,
 )
 
+# The built-in routing policies, the first the default: one line per policy.
+POLICIES = (ecmp.POLICY, static.POLICY, adaptive.POLICY)
+for _policy in POLICIES:
+    register(_policy)
+
 __all__ = [
-    "Port", "MAX_HOPS", "Hop",
-    "POLICIES", "CORE_MODES", "normalize",
-    "all_routes", "CoreRule", "Forwarding", "switch_links",
-    "core_pairing", "core_rules",
-    "destination_index", "all_paths", "static_choices", "static_routes", "matrix_paths",
+    "CORE_MODES",
+    "MAX_HOPS",
+    "POLICIES",
+    "AdaptiveFlows",
+    "CoreRule",
+    "FiveTuple",
+    "Forwarding",
+    "Hop",
+    "Move",
+    "NicPairs",
+    "Number",
+    "Port",
+    "Routing",
+    "RoutingPolicy",
+    "Sample",
+    "TrackedFlow",
+    "Tracker",
+    "all_paths",
+    "all_routes",
+    "core_pairing",
+    "core_rules",
+    "destination_index",
+    "flow_rules",
+    "get",
+    "ingress_of",
+    "link_capacity",
+    "load_file",
+    "matrix_paths",
+    "names",
+    "normalize",
+    "path_from_sightings",
+    "plan_moves",
+    "prune",
+    "register",
     "shared_links",
-    "FiveTuple", "TrackedFlow", "Move", "ingress_of", "path_from_sightings", "plan_moves",
-    "flow_rules", "link_capacity", "update_rate", "prune",
+    "source",
+    "static_choices",
+    "static_routes",
+    "switch_links",
+    "unregister",
+    "update_rate",
 ]

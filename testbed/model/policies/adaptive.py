@@ -1,220 +1,135 @@
-"""Adaptive: flows start on ECMP; the controller learns each TCP flow's path from the SYNs every
-switch copies to it, polls port counters (and the per-flow counters of a rule it puts on the
-flow's first switch), and when an uplink runs hot with two or more elephant flows on it, pins one
-of them, with 5-tuple rules above the /32 routes, onto the least-loaded alternative path.
+"""Adaptive (`policy: adaptive`): flows start on ECMP; the controller moves an elephant off a
+hot link onto the least-loaded alternative path (the planning: adaptive_moves.py).
 
-How this differs from adaptive routing inside a switch (InfiniBand AR, Spectrum-X, the RoCE
-adaptive routing of DeepSeek's Fig. 8): a switch ASIC reads its own egress queue depths and
-chooses per packet (or per flowlet) in nanoseconds, so it can spray one flow over every uplink
-and reacts before a queue builds. Here the control loop is a controller polling counters: a
-decision needs two samples (one poll interval, 0.5 s by default) plus the round trips to install
-the rules, so it reacts in about a second, only to load that lasts that long; it moves whole
-flows (never packets), so a single flow is never faster than its one path and the receiver
-never sees reordering; and every moved flow costs one rule on each switch of its new path
-(plus one counting rule per flow on its first switch), which bounds how many flows it can
-manage. It also only sees flows whose SYN it saw.
+The policy asks every switch to copy TCP SYN, FIN and RST segments to the controller, and its
+tracker (AdaptiveFlows, the policy's state in the controller) learns each flow's path from the
+SYNs, keeps port rates from port counters and flow rates from the counting rule on each flow's
+first switch, and says which flows to pin where. No OpenFlow here: the app feeds it what it
+hears (as plain numbers) and pushes the per-flow rules it wants.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, NamedTuple
+from collections.abc import Callable, Iterable
 
-from testbed.model.fabric import Fabric, Port
-from testbed.model.paths import Hop, LoopError, walk
-from testbed.model.policies.forwarding import Forwarding, switch_links
+from testbed.model.fabric import Fabric
+from testbed.model.policies.adaptive_moves import (
+    TrackedFlow,
+    flow_rules,
+    ingress_of,
+    link_capacity,
+    path_from_sightings,
+    plan_moves,
+    prune,
+    update_rate,
+)
+from testbed.model.policies.base import FiveTuple, Number, RoutingPolicy, Sample, Tracker
 
-
-class FiveTuple(NamedTuple):
-    src: str
-    dst: str
-    proto: int
-    sport: int
-    dport: int
-
-
-@dataclass
-class TrackedFlow:
-    """A TCP flow the controller saw a SYN of. `seen`: switch -> port its SYN entered on."""
-    key: FiveTuple
-    seen: dict[str, int] = field(default_factory=dict)
-    hops: list[Hop] | None = None      # its path, once known
-    pins: dict[str, int] = field(default_factory=dict)   # switch -> port the controller chose
-    moved_at: float = float("-inf")
-    rate: float = 0.0                  # Mbit/s, from its counting rule
-    last_bytes: int | None = None
-    last_time: float | None = None
-    active_at: float = 0.0             # when its byte counter last grew (or it was seen)
+TCP_FIN, TCP_SYN, TCP_RST = 0x01, 0x02, 0x04
+SAMPLE_BYTES = 128        # enough of a copied segment for its IPv4 and TCP headers
+FLOW_IDLE_S = 10.0        # a flow whose counter has not grown for this long is forgotten
 
 
-def ingress_of(fwd: Forwarding, seen: dict[str, int]) -> Port | None:
-    """The sighting where the flow entered the fabric (from a host port)."""
-    entries = [(sw, p) for sw, p in seen.items() if not fwd.is_switch(fwd.peer[(sw, p)][0])]
-    return entries[0] if len(entries) == 1 else None
+class Adaptive(RoutingPolicy):
+    name = "adaptive"
+    summary = "flows start on ECMP; the controller moves an elephant off a hot link"
+    options = (Number("interval", 0.5, 0.05, 60, "s between counter polls"),
+               Number("hot", 0.8, 0.05, 1.5, "fraction of a link's rate above which it is hot"),
+               Number("elephant", 0.1, 0.0, 1.0, "fraction of a link's rate from which a flow counts"),
+               Number("hold", 2.0, 0.0, 600, "s a moved flow stays put"))
+
+    def samples(self, opts: dict) -> tuple[Sample, ...]:
+        return tuple(Sample({"eth_type": 0x0800, "ip_proto": 6, "tcp_flags": (flag, flag)}, SAMPLE_BYTES)
+                     for flag in (TCP_SYN, TCP_FIN, TCP_RST))
+
+    def tracker(self, fabric: Fabric, opts: dict) -> AdaptiveFlows:
+        return AdaptiveFlows(fabric, opts)
 
 
-def path_from_sightings(fwd: Forwarding, dst_ip: str, seen: dict[str, int]) -> list[Hop] | None:
-    """The path of a flow from where its SYN was seen: each switch's out port is the port whose
-    far end is where the SYN entered the next switch. None while sightings are missing."""
-    start = ingress_of(fwd, seen)
-    if start is None:
-        return None
-    toward_sighting = set()   # (upstream switch, its out port) behind which the SYN was seen
-    for sw, p in seen.items():
-        node, port = fwd.peer[(sw, p)]
-        if fwd.is_switch(node):
-            toward_sighting.add((node, port))
+class AdaptiveFlows(Tracker):
+    """Which TCP flows exist, where they go, how fast; which to pin where."""
 
-    def out_port(switch: str, in_port: int) -> int | None:
-        if fwd.delivers(switch, dst_ip):
-            return fwd.routes[(switch, dst_ip)].ports[0]
-        nxt = [port for sw, port in toward_sighting if sw == switch]
-        return nxt[0] if len(nxt) == 1 else None
-    try:
-        hops = walk(fwd.fabric, (start[0], seen[start[0]]), out_port, fwd.peer)
-    except LoopError:
-        return None
-    return hops if fwd.delivers(hops[-1].switch, dst_ip) else None
+    def __init__(self, fabric: Fabric, opts: dict):
+        self.opts = opts
+        self.interval = opts["interval"]
+        self.flows: dict[FiveTuple, TrackedFlow] = {}
+        self.capacity = link_capacity(fabric)
+        self.port_samples: dict[tuple[str, int], tuple[float, int]] = {}
+        self.port_rate: dict[tuple[str, int], float] = {}
+        self.moves: list[dict] = []
 
+    def on_sample(self, switch: str, in_port: int, key: FiveTuple, tcp_flags: int, now: float) -> bool:
+        """A copied TCP SYN, FIN or RST seen entering `switch` on `in_port`."""
+        if tcp_flags & (TCP_FIN | TCP_RST):
+            return self.flows.pop(key, None) is not None
+        if not tcp_flags & TCP_SYN:
+            return False
+        flow = self.flows.get(key)
+        if flow is None:
+            flow = self.flows[key] = TrackedFlow(key, active_at=now)
+        if flow.pins or flow.seen.get(switch) == in_port:
+            return False   # a placed flow stays where the controller put it
+        flow.seen[switch] = in_port
+        flow.hops = None
+        return True
 
-@dataclass(frozen=True)
-class Move:
-    key: FiveTuple
-    hops: tuple[Hop, ...]
-    pins: dict
-    at: Port                           # the hot egress port it left
-    score: float                       # the new path's highest utilisation, the flow included
-
-
-def _reroute(fwd: Forwarding, flow: TrackedFlow, hot: Port, load: dict, capacity: dict,
-             rate: float, hot_fraction: float) -> tuple[tuple[int, float], list[Hop], dict] | None:
-    """The best path for `flow` avoiding `hot`, diverging at the hot switch or before it.
-
-    Ranked by (hot links the new path keeps, highest utilisation of the links it newly takes
-    with the flow added): a path that shares no busy link wins over one that diverges late."""
-    hops = flow.hops
-    idx = next(i for i, h in enumerate(hops) if (h.switch, h.out_port) == hot)
-    old = set(switch_links(hops, fwd))
-
-    def util(link, extra=0.0):
-        return (load.get(link, 0.0) + extra) / capacity.get(link, float("inf"))
-
-    def least_loaded(sw, in_port, options):
-        return min(options, key=lambda p: (util((sw, p), rate), p))
-    best = None
-    for h in range(idx, -1, -1):
-        hop = hops[h]
-        for q in fwd.choices(hop.switch, hop.in_port, flow.key.dst):
-            node, port = fwd.peer[(hop.switch, q)]
-            if q == hop.out_port or not fwd.is_switch(node):
+    def on_port_counters(self, switch: str, counters: Iterable[tuple[int, int]], now: float) -> None:
+        for port, tx_bytes in counters:
+            key = (switch, port)
+            if key not in self.capacity:
                 continue
-            rest = fwd.walk(node, port, flow.key.dst, least_loaded)
-            if rest is None:
-                continue
-            new = hops[:h] + [Hop(hop.switch, hop.in_port, q)] + rest
-            links = switch_links(new, fwd)
-            if hot in links:
-                continue
-            kept_hot = sum(1 for l in links if l in old and util(l) >= hot_fraction)
-            score = (kept_hot, max([util(l, rate) for l in links if l not in old] + [0.0]))
-            if best is None or score < best[0]:
-                pins = {x.switch: x.out_port for x in new[:h] if x.switch in flow.pins}
-                pins.update({x.switch: x.out_port for x in new[h:]
-                             if len(fwd.choices(x.switch, x.in_port, flow.key.dst)) > 1})
-                best = (score, new, pins)
-    return best
+            last = self.port_samples.get(key)
+            if last and now > last[0] and tx_bytes >= last[1]:
+                self.port_rate[key] = (tx_bytes - last[1]) * 8 / 1e6 / (now - last[0])
+            self.port_samples[key] = (now, tx_bytes)
+
+    def on_flow_counters(self, switch: str, counters: Iterable[tuple[FiveTuple, int]], fwd,
+                         now: float) -> None:
+        for key, byte_count in counters:
+            flow = self.flows.get(key)
+            entry = flow and ingress_of(fwd, flow.seen)
+            if entry and entry[0] == switch:
+                update_rate(flow, byte_count, now)
+
+    def prune(self, fwd, down: frozenset, now: float) -> bool:
+        return bool(prune(self.flows, fwd, down, now, FLOW_IDLE_S))
+
+    def plan(self, fwd, now: float, log: Callable) -> bool:
+        """Place each flow's path, move flows off hot links."""
+        for flow in self.flows.values():
+            if flow.hops is None:
+                flow.hops = path_from_sightings(fwd, flow.key.dst, flow.seen)
+        o = self.opts
+        moves = plan_moves(fwd, self.flows, self.port_rate, self.capacity, now, o["hot"], o["elephant"], o["hold"])
+        for m in moves:
+            flow = self.flows[m.key]
+            flow.hops, flow.pins, flow.moved_at = list(m.hops), dict(m.pins), now
+            record = {"flow": list(m.key), "from": list(m.at), "pins": m.pins, "score": m.score,
+                      "rate_mbps": round(flow.rate, 3), "t": round(now, 3)}
+            self.moves = self.moves[-199:] + [record]
+            log("adaptive move %s", record)
+        return bool(moves)
+
+    def wanted(self, fwd) -> dict[tuple, object]:
+        """A pinned port (int) where the flow is pinned, else the route to follow (counting)."""
+        wanted = {}
+        for (sw, key), port in flow_rules(self.flows.values(), fwd).items():
+            route = fwd.routes.get((sw, key.dst))
+            if route is not None:
+                wanted[("flow", sw, key)] = port if port is not None else route
+        return wanted
+
+    def status(self, flow_rules: int) -> dict:
+        cap = self.capacity
+        return {
+            "flows": len(self.flows),
+            "pinned": sum(1 for f in self.flows.values() if f.pins),
+            "flow_rules": flow_rules,
+            "moves": self.moves[-50:],
+            "busy_links": {f"{sw}:{port}": round(rate / cap[(sw, port)], 3)
+                           for (sw, port), rate in sorted(self.port_rate.items())
+                           if rate >= 0.5 * cap[(sw, port)]},
+            "flow_rates": {":".join(map(str, k)): round(f.rate, 3) for k, f in self.flows.items()},
+        }
 
 
-def plan_moves(fwd: Forwarding, flows: dict[FiveTuple, TrackedFlow], port_rate: dict[Port, float],
-               capacity: dict[Port, float], now: float, hot: float = 0.8, elephant: float = 0.1,
-               hold: float = 2.0) -> list[Move]:
-    """Which flows to pin where, this round.
-
-    A link is hot when its measured rate is at least `hot` x its capacity. On a hot link carrying
-    two or more elephants (flows at `elephant` x capacity or more, not moved in the last `hold`
-    seconds), one elephant moves: the one whose best alternative path keeps the fewest hot links
-    and is least loaded, if the links it newly takes stay under `hot` with the flow added. The
-    new path may diverge at the hot switch or at any switch before it. Loads are projected as
-    moves are planned, so one round never sends two flows onto the same spare link.
-    """
-    load = dict(port_rate)
-    moves: list[Move] = []
-    moved: set[FiveTuple] = set()
-
-    def util(link):
-        return load.get(link, 0.0) / capacity[link]
-    candidates = [l for l in port_rate if l in capacity and fwd.is_switch(fwd.peer[l][0])]
-    for link in sorted(candidates, key=lambda l: (-util(l), l)):
-        if util(link) < hot:
-            continue
-        on = [f for f in flows.values() if f.hops and f.key not in moved
-              and link in switch_links(f.hops, fwd) and f.rate >= elephant * capacity[link]]
-        if len(on) < 2:
-            continue
-        best = None
-        for f in sorted(on, key=lambda f: (f.rate, f.key)):
-            if now - f.moved_at < hold:
-                continue
-            found = _reroute(fwd, f, link, load, capacity, f.rate, hot)
-            if found and found[0][1] < hot and (best is None or found[0] < best[0]):
-                best = (found[0], f, found[1], found[2])
-        if best is None:
-            continue
-        score, f, new, pins = best
-        old, fresh = set(switch_links(f.hops, fwd)), set(switch_links(new, fwd))
-        for l in old - fresh:
-            load[l] = max(0.0, load.get(l, 0.0) - f.rate)
-        for l in fresh - old:
-            load[l] = load.get(l, 0.0) + f.rate
-        moved.add(f.key)
-        moves.append(Move(f.key, tuple(new), pins, link, round(score[1], 3)))
-    return moves
-
-
-def flow_rules(flows: Iterable[TrackedFlow], fwd: Forwarding) -> dict[tuple[str, FiveTuple], int | None]:
-    """(switch, 5-tuple) -> pinned port, or None for a counting rule that follows the route.
-
-    Every tracked flow gets a rule on the switch where it enters the fabric (its counters give the
-    flow's rate), unless that switch delivers it; pinned flows get one on every pinned switch."""
-    rules: dict[tuple[str, FiveTuple], int | None] = {}
-    for f in flows:
-        entry = ingress_of(fwd, f.seen)
-        if entry and not fwd.delivers(entry[0], f.key.dst):
-            rules[(entry[0], f.key)] = f.pins.get(entry[0])
-        for sw, port in f.pins.items():
-            rules[(sw, f.key)] = port
-    return rules
-
-
-def link_capacity(fabric: Fabric) -> dict[Port, float]:
-    """Emulated rate (Mbit/s) of each switch egress port."""
-    cap = {}
-    for l in fabric.links:
-        cap[(l.b, l.b_port)] = fabric.link_mbit(l)
-        if l.a in fabric.switches:
-            cap[(l.a, l.a_port)] = fabric.link_mbit(l)
-    return cap
-
-
-def update_rate(flow: TrackedFlow, byte_count: int, now: float) -> None:
-    """Fold one counter sample into the flow's rate (a reset counter starts over)."""
-    if flow.last_bytes is not None and flow.last_time is not None and now > flow.last_time \
-            and byte_count >= flow.last_bytes:
-        flow.rate = (byte_count - flow.last_bytes) * 8 / 1e6 / (now - flow.last_time)
-        if byte_count > flow.last_bytes:
-            flow.active_at = now
-    flow.last_bytes, flow.last_time = byte_count, now
-
-
-def prune(flows: dict[FiveTuple, TrackedFlow], fwd: Forwarding, down: frozenset, now: float,
-          idle: float = 10.0) -> list[FiveTuple]:
-    """Forget flows idle for `idle` seconds and flows whose path uses a port now down (they
-    fall back to the routes, which already avoid it). Returns the keys dropped."""
-    dropped = []
-    for key, f in list(flows.items()):
-        dead = f.hops and any((h.switch, h.out_port) in down or (h.switch, h.in_port) in down
-                              for h in f.hops)
-        dead = dead or any((sw, p) in down for sw, p in f.pins.items())
-        if dead or now - f.active_at > idle:
-            del flows[key]
-            dropped.append(key)
-    return dropped
+POLICY = Adaptive()

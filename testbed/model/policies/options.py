@@ -1,13 +1,23 @@
-"""The `routing` options of a run, checked and completed with their defaults."""
+"""The `routing` options of a run, checked and completed with their defaults.
+
+Three options every run has (ecmp: how select groups hash; core: how core switches forward;
+policy: a registered routing policy, registry.py), and the options of the chosen policy
+(declared by the policy object, base.py: e.g. adaptive's interval, static's matrix).
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from testbed.core.errors import ParamError
 from testbed.model import families
 from testbed.model.fabric import Fabric
-from testbed.model.routing import ECMP_MODES
+from testbed.model.policies import registry
+from testbed.model.policies.base import Number, RoutingPolicy
+from testbed.model.policies.per_port_core import core_rules
+from testbed.model.routing import ECMP_MODES, Route
 
-POLICIES = ("ecmp", "static", "adaptive")
-CORE_MODES = ("per-port", "ecmp")
+# core mode -> the core rules it puts above the routes (ecmp: none, the core hashes too)
+CORE_MODES = {"per-port": core_rules, "ecmp": lambda fabric, routes: []}
 
 
 def check_core_applies(fabric: Fabric, core: object) -> None:
@@ -18,49 +28,51 @@ def check_core_applies(fabric: Fabric, core: object) -> None:
                          "(hpn with pods > 1 and clos3 have one)")
 
 
-def normalize(fabric: Fabric, routing: dict | None) -> dict:
+@dataclass(frozen=True)
+class Routing:
+    """The routing options of a run, checked: what the controller computes its rules with."""
+    ecmp: str
+    core: str
+    policy: RoutingPolicy
+    options: dict          # the policy's own options, parsed (NIC pairs as IPs)
+
+    def core_rules(self, fabric: Fabric, routes: list[Route]) -> list:
+        return CORE_MODES[self.core](fabric, routes)
+
+    def routes(self, fabric: Fabric, routes: list[Route], core: list) -> list[Route]:
+        return self.policy.routes(fabric, routes, core, self.options)
+
+    def to_json(self) -> dict:
+        """The options as the status file reports them (NIC pairs left out: they can be long)."""
+        kept = {o.name: self.options[o.name] for o in self.policy.options if isinstance(o, Number)}
+        return {"ecmp": self.ecmp, "core": self.core, "policy": self.policy.name, **kept}
+
+
+def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     """The routing options with defaults filled in; ParamError naming a bad one.
 
-    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (ecmp|static|adaptive),
-    matrix ([[src, dst], ...] NIC references, for static), interval (s, adaptive poll period),
-    hot (fraction of a link's rate above which it is hot), elephant (fraction of a link's rate
-    from which a flow counts), hold (s a moved flow stays put).
+    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (a registered policy; the
+    first of POLICIES, ecmp, by default), and the options the policy declares; an option of another policy is refused.
     """
     r = dict(routing or {})
-    known = {"ecmp", "core", "policy", "matrix", "interval", "hot", "elephant", "hold"}
-    unknown = set(r) - known
-    if unknown:
-        raise ParamError(f"unknown routing option {sorted(unknown)[0]!r}; known: {', '.join(sorted(known))}")
+    policy = registry.get(r.pop("policy", registry.names()[0]))   # the first registered: ecmp
+    why = policy.refuses(fabric)
+    if why:
+        raise ParamError(f"routing policy={policy.name!r}: {why}")
+    own = {o.name: o for o in policy.options}
+    for key in sorted(set(r) - {"ecmp", "core"} - set(own)):
+        others = [p for p in registry.names() if any(o.name == key for o in registry.get(p).options)]
+        if others:
+            raise ParamError(f"routing {key}: only applies to policy={others[0]} (this run's is {policy.name})")
+        known = sorted({"ecmp", "core", "policy", *own})
+        raise ParamError(f"unknown routing option {key!r}; known: {', '.join(known)}")
     if "core" in r:
         check_core_applies(fabric, r["core"])
     r.setdefault("ecmp", "seeded")
     r.setdefault("core", families.of(fabric).default_core)
-    r.setdefault("policy", "ecmp")
-    for key, choices in (("ecmp", ECMP_MODES), ("core", CORE_MODES), ("policy", POLICIES)):
+    for key, choices in (("ecmp", ECMP_MODES), ("core", tuple(CORE_MODES))):
         if r[key] not in choices:
             raise ParamError(f"routing {key}={r[key]!r}: choose from {', '.join(choices)}")
-    matrix = []
-    pairs = r.get("matrix") or []
-    if not isinstance(pairs, (list, tuple)):
-        raise ParamError("routing matrix: expected [[src, dst], ...]")
-    for pair in pairs:
-        if not isinstance(pair, (list, tuple)) or len(pair) != 2 or \
-                not all(isinstance(x, str) for x in pair):
-            raise ParamError(f"routing matrix entry {str(pair)[:60]}: expected [src, dst] NIC names")
-        src, dst = fabric.nic(pair[0]), fabric.nic(pair[1])   # ParamError if unknown
-        if src == dst:
-            raise ParamError(f"routing matrix entry {pair[0]},{pair[1]}: a flow from a NIC to itself")
-        matrix.append([src.ip, dst.ip])
-    r["matrix"] = matrix
-    if matrix and r["policy"] != "static":
-        raise ParamError("a traffic matrix only applies to policy=static")
-    for key, default, lo, hi in (("interval", 0.5, 0.05, 60), ("hot", 0.8, 0.05, 1.5),
-                                 ("elephant", 0.1, 0.0, 1.0), ("hold", 2.0, 0.0, 600)):
-        try:
-            value = float(r.get(key, default))
-        except (TypeError, ValueError):
-            raise ParamError(f"routing {key}={r.get(key)!r}: expected a number") from None
-        if not lo <= value <= hi:
-            raise ParamError(f"routing {key}={value}: must be between {lo} and {hi}")
-        r[key] = value
-    return r
+    options = {name: o.parse(fabric, r[name]) if name in r else o.parse(fabric, o.default)
+               for name, o in own.items()}
+    return Routing(r["ecmp"], r["core"], policy, options)

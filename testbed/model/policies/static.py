@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import MAX_HOPS, Hop
+from testbed.model.policies.base import NicPairs, RoutingPolicy
 from testbed.model.policies.forwarding import CoreRule, Forwarding, switch_links
 from testbed.model.routing import Route
 
@@ -155,3 +156,17 @@ def shared_links(fabric: Fabric, paths: dict) -> dict[Port, list]:
         for port in switch_links(hops or [], fwd):
             users[port].append(key)
     return {port: keys for port, keys in users.items() if len(keys) > 1}
+
+
+class Static(RoutingPolicy):
+    """The routes of every NIC depend on the whole matrix, so any change recomputes them all."""
+    name = "static"
+    summary = "one fixed port per destination, placed so the flows of a known matrix share no link"
+    options = (NicPairs("matrix", "the known traffic matrix: [[src, dst], ...] NICs"),)
+    whole_fabric = True
+
+    def routes(self, fabric: Fabric, routes: list[Route], core: list, opts: dict) -> list[Route]:
+        return static_routes(fabric, routes, opts["matrix"], core)
+
+
+POLICY = Static()

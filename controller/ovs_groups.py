@@ -1,4 +1,6 @@
-"""OpenFlow 1.5 helpers for os-ken talking to Open vSwitch.
+"""Open vSwitch's select-group hashing for os-ken: the property that makes a select group hash
+the fields we name (the ECMP groups of controller/switch.py), and the os-ken parser fixes that
+let it read OVS's group replies back (OpenFlow 1.5).
 
 * ``hash_selection_property()`` builds OVS's select-group "selection method"
   property (a Netronome experimenter group property), which os-ken's generic
@@ -16,7 +18,8 @@
       zero padding to a multiple of 8
 
 * ``apply_parser_fixes()`` fixes os-ken's OF1.5 bucket / group-desc parsers and
-  teaches os-ken to parse the property above in replies from OVS.
+  teaches os-ken to parse the property above in replies from OVS. Process-wide: the launcher
+  (controller/launcher.py) applies it once, before any app starts.
 
 Only honoured by OVS over OpenFlow 1.5; over 1.3 OVS drops it silently.
 """

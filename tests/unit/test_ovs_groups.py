@@ -1,4 +1,4 @@
-"""Unit tests for controller/ofp15.py (no root, no OVS needed)."""
+"""Unit tests for controller/ovs_groups.py (no root, no OVS needed)."""
 import struct
 
 import pytest
@@ -9,7 +9,7 @@ from os_ken.ofproto import ofproto_parser
 from os_ken.ofproto import ofproto_v1_5 as ofp
 from os_ken.ofproto import ofproto_v1_5_parser as parser
 
-from controller import ofp15
+from controller import ovs_groups
 
 FIVE_TUPLE = ['ip_src', 'ip_dst', 'nw_proto', 'tcp_src', 'tcp_dst']
 
@@ -55,12 +55,12 @@ def _parse(buf):
 
 
 def test_hash_property_bytes():
-    prop = ofp15.hash_selection_property(FIVE_TUPLE, 7)
+    prop = ovs_groups.hash_selection_property(FIVE_TUPLE, 7)
     assert bytes(prop.serialize()) == EXPECTED_5TUPLE_BASIS7
 
 
 def test_udp_and_oxm_names():
-    buf = bytes(ofp15.hash_selection_property(['ipv4_src', 'udp_src',
+    buf = bytes(ovs_groups.hash_selection_property(['ipv4_src', 'udp_src',
                                                'udp_dst'], 0).serialize())
     assert buf[2:4] == struct.pack('!H', 40 + 8 + 6 + 6)
     assert buf[40:] == bytes.fromhex('80001604ffffffff80001e02ffff'
@@ -69,14 +69,14 @@ def test_udp_and_oxm_names():
 
 def test_unknown_field_rejected():
     with pytest.raises(ValueError):
-        ofp15.hash_selection_property(['no_such_field'], 0).serialize()
+        ovs_groups.hash_selection_property(['no_such_field'], 0).serialize()
 
 
 def test_property_inside_group_mod():
     bucket = parser.OFPBucket(0, [parser.OFPActionOutput(2)])
     mod = parser.OFPGroupMod(_DP, ofp.OFPGC_ADD, ofp.OFPGT_SELECT, 1,
                              buckets=[bucket],
-                             properties=[ofp15.hash_selection_property(
+                             properties=[ovs_groups.hash_selection_property(
                                  FIVE_TUPLE, 7)])
     mod.serialize()
     assert bytes(mod.buf).endswith(EXPECTED_5TUPLE_BASIS7)
@@ -101,11 +101,11 @@ def _buckets(ports):
 
 
 def test_parser_fix_round_trips_group_desc_reply():
-    ofp15.apply_parser_fixes()
+    ovs_groups.apply_parser_fixes()
     body = (_group_desc_entry(1, _buckets([2, 3]),
-                              [ofp15.hash_selection_property(FIVE_TUPLE, 7)]) +
+                              [ovs_groups.hash_selection_property(FIVE_TUPLE, 7)]) +
             _group_desc_entry(2, _buckets([4]),
-                              [ofp15.hash_selection_property(['ip_src'], 9)]))
+                              [ovs_groups.hash_selection_property(['ip_src'], 9)]))
     buf = struct.pack('!BBHIHH4x', ofp.OFP_VERSION, ofp.OFPT_MULTIPART_REPLY,
                       16 + len(body), 5, ofp.OFPMP_GROUP_DESC, 0) + body
     g1, g2 = _parse(buf).body
@@ -121,7 +121,7 @@ def test_parser_fix_round_trips_group_desc_reply():
 
 
 def test_parser_fix_reads_real_ovs_reply():
-    ofp15.apply_parser_fixes()
+    ovs_groups.apply_parser_fixes()
     g1, g2 = _parse(OVS_GROUP_DESC_REPLY).body
     assert [len(g.buckets) for g in (g1, g2)] == [2, 1]
     assert [p.watch for p in g1.buckets[1].properties
@@ -131,9 +131,9 @@ def test_parser_fix_reads_real_ovs_reply():
 
 
 def test_apply_parser_fixes_idempotent():
-    ofp15.apply_parser_fixes()
+    ovs_groups.apply_parser_fixes()
     first = (parser.OFPBucket.parser.__func__,
              parser.OFPGroupDescStats.parser.__func__)
-    ofp15.apply_parser_fixes()
+    ovs_groups.apply_parser_fixes()
     assert first == (parser.OFPBucket.parser.__func__,
                      parser.OFPGroupDescStats.parser.__func__)

@@ -1,0 +1,183 @@
+"""Progress while long work runs: the work names its phases, the command line shows them.
+
+Code that does long work marks its phases, nested as they come, and may say how far it is:
+
+    with progress.phase("learning"):
+        progress.note("12 of 16 NIC ports")
+
+and a sequence of long steps (the tour, `--repeat`) counts them, with an ETA:
+
+    steps = progress.Steps("tour", len(runs))
+    with steps.step("link-flap"): ...
+
+How they are shown is chosen once, by the command line (`progress.shown(view, verbosity)`), on
+stderr, so that stdout keeps the results (and stays pure JSON under --json):
+- "live" (stderr is a terminal): one status line (rich), redrawn 4 times a second while a phase
+  runs, with the innermost phase's elapsed time; gone when the work ends;
+- "lines" (a pipe or a file): one timestamped plain line as each phase starts, no control characters;
+- "off" (--json, and any use as a library, tests included): nothing.
+Verbosity 1 (-v) adds a line with each phase's duration as it ends; 2 (-vv) also each command run
+(testbed/core/sh.py calls `command`).
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+
+VIEWS = ("live", "lines", "off")
+_stack: list[dict] = []                 # the running phases, outermost first
+_shown = {"view": "off", "verbosity": 0, "live": None}
+
+
+def choose(json_output: bool) -> str:
+    """The view for an invocation: off under --json, live on a terminal, else lines."""
+    if json_output:
+        return "off"
+    return "live" if sys.stderr.isatty() else "lines"
+
+
+@contextmanager
+def shown(view: str, verbosity: int = 0):
+    """Show phases as `view` (VIEWS) with `verbosity` for the duration of the block."""
+    before = dict(_shown)
+    _shown.update(view=view, verbosity=verbosity, live=None)
+    try:
+        yield
+    finally:
+        _stop_live()
+        _shown.update(before)
+
+
+@contextmanager
+def phase(name: str):
+    """A phase of long work, named as a user would understand it (e.g. "learning")."""
+    entry = {"name": name, "t0": time.monotonic(), "note": ""}
+    _stack.append(entry)
+    _begin(entry)
+    try:
+        yield
+    finally:
+        _stack.remove(entry)
+        _end(entry)
+
+
+def note(text: str) -> None:
+    """How far the innermost phase is (e.g. "12 of 16 NIC ports"): on the live line only."""
+    if _stack:
+        _stack[-1]["note"] = text
+
+
+def command(text: str) -> None:
+    """A command about to run (shown at -vv)."""
+    if _shown["verbosity"] >= 2 and _shown["view"] != "off":
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        _say(f"  $ {first[:160]}")
+
+
+class Steps:
+    """A count of long steps ("tour 2 of 7: NAME"), each a phase, with the elapsed time and an
+    ETA from the mean of the steps done so far."""
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.t0, self.done = label, total, time.monotonic(), []
+
+    def title(self, k: int, name: str) -> str:
+        elapsed = time.monotonic() - self.t0
+        eta = (f", ETA {clock(statistics.mean(self.done) * (self.total - k + 1))}" if self.done
+               else "")
+        return f"{self.label} {k} of {self.total}: {name} ({clock(elapsed)} elapsed{eta})"
+
+    @contextmanager
+    def step(self, name: str):
+        start = time.monotonic()
+        with phase(self.title(len(self.done) + 1, name)):
+            yield
+        self.done.append(time.monotonic() - start)
+
+
+def clock(seconds: float) -> str:
+    """A duration as a person reads it: 42s, 3m05s, 1h02m."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def status_text() -> str:
+    """The live line: every running phase, the innermost's note and elapsed time."""
+    if not _stack:
+        return ""
+    inner = _stack[-1]
+    where = " > ".join(e["name"] for e in list(_stack))
+    about = f": {inner['note']}" if inner["note"] else ""
+    return f"{where}{about} [{clock(time.monotonic() - inner['t0'])}]"
+
+
+# ---- the views ----
+def _begin(entry: dict) -> None:
+    view = _shown["view"]
+    if view == "lines":
+        _say(" > ".join(e["name"] for e in _stack))
+    elif view == "live" and _shown["live"] is None:
+        _start_live()
+
+
+def _end(entry: dict) -> None:
+    if _shown["view"] != "off" and _shown["verbosity"] >= 1:
+        about = f" ({entry['note']})" if entry["note"] else ""
+        _say(f"  {entry['name']}: {time.monotonic() - entry['t0']:.1f} s{about}")
+    if not _stack:
+        _stop_live()
+
+
+def _say(line: str) -> None:
+    """A line on stderr: timestamped, plain (above the live line, if there is one)."""
+    text = f"{time.strftime('%H:%M:%S')} {line}"
+    live = _shown["live"]
+    try:
+        if live is not None:
+            from rich.text import Text
+            live.console.print(Text(text), soft_wrap=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+    except OSError:          # the terminal went away (SIGHUP) or stderr's reader did
+        pass
+
+
+class _StatusLine:
+    """The live line's renderable: a spinner and `status_text()`, computed at each redraw."""
+
+    def __init__(self):
+        from rich.spinner import Spinner
+        self.spinner = Spinner("dots")
+
+    def __rich__(self):
+        from rich.table import Table
+        from rich.text import Text
+        grid = Table.grid(padding=(0, 1))
+        grid.add_row(self.spinner, Text(status_text(), no_wrap=True, overflow="ellipsis"))
+        return grid
+
+
+def _start_live() -> None:
+    from rich.console import Console
+    from rich.live import Live
+    # stdout's lines go above the status line only when stdout is that terminal too: into a
+    # pipe or a file they go unchanged
+    live = Live(_StatusLine(), console=Console(stderr=True), refresh_per_second=4,
+                transient=True, redirect_stdout=sys.stdout.isatty(), redirect_stderr=False)
+    live.start()
+    _shown["live"] = live
+
+
+def _stop_live() -> None:
+    live, _shown["live"] = _shown["live"], None
+    if live is not None:
+        try:
+            live.stop()
+        except OSError:
+            pass

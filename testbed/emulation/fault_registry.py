@@ -1,0 +1,25 @@
+"""The one list of fault kinds: the CLI's `fault` command and the experiment files' [[fault]]
+tables offer exactly these. A new kind is one module (see testbed/emulation/fault_kinds.py)
+and one `register` line here, or a `register` call of the user's own."""
+from __future__ import annotations
+
+from testbed.emulation.fault_kinds import FaultKind, Registry
+from testbed.emulation.fault_library import Flap, LinkDown, OneWay, SwitchDown
+
+REGISTRY = Registry()
+register = REGISTRY.register
+unregister = REGISTRY.unregister
+
+register(LinkDown())
+register(Flap())
+register(OneWay())
+register(SwitchDown())
+
+
+def kinds() -> list[FaultKind]:
+    return list(REGISTRY)
+
+
+def get(name: str) -> FaultKind:
+    """The kind called `name` (ParamError naming the known ones)."""
+    return REGISTRY.get(name)

@@ -1,0 +1,42 @@
+"""What `hpn-testbed up --check` shows while it works: a live status line in a pseudo-terminal,
+timestamped phase lines on a pipe, and only JSON on stdout under --json (issue 25)."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pexpect
+
+UP = [sys.executable, "-m", "testbed", "up", "hpn", "--check"]
+
+
+def test_in_a_terminal_the_bring_up_shows_a_live_status():
+    child = pexpect.spawn(UP[0], UP[1:], encoding="utf-8", timeout=180, dimensions=(24, 160))
+    # the status line names the running phases and the innermost's clock, redrawn as it goes
+    child.expect(r"bring-up > (controller|namespaces|hosts|switches|learning|checking)[^\r\n]*\[\d+s\]")
+    child.expect(r"checks > \w[^\r\n]*\[\d+s\]")
+    child.expect("up in")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_on_a_pipe_the_bring_up_prints_timestamped_phase_lines():
+    proc = subprocess.run(UP, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    phases = [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in lines]
+    assert all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines), lines
+    for expected in ("bring-up", "bring-up > controller", "bring-up > learning NIC ports",
+                     "bring-up > checking every switch's routes", "checks > wiring"):
+        assert expected in phases, phases
+    assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f]", proc.stderr)
+
+
+def test_under_json_stdout_is_only_the_json_and_stderr_has_no_progress():
+    proc = subprocess.run([*UP, "--json"], capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] is True
+    assert "bring-up" not in proc.stderr
