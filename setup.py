@@ -15,6 +15,7 @@ setup(
                 "3-tier Clos) on Mininet + Open vSwitch with an os-ken controller",
     python_requires=">=3.10",   # tests/unit/test_python_versions.py holds the code to it
     packages=find_packages(include=PACKAGES + [p + ".*" for p in PACKAGES]),
+    package_data={"testbed": ["model/families/*.toml"]},   # the file family's default topology
     install_requires=[
         "os-ken>=4.0",   # 4.x: native-thread hub, no osken-manager (controller/launcher.py)
         "scapy",         # reads and builds frames: the tests check our hand-built ARP with it
@@ -29,5 +30,7 @@ setup(
                              # docs/experiment.schema.json against experiments/ (test_experiment_schema)
                              "jsonschema",
                              "ruff"]},      # the repository's ruff.toml, run by the unit tests
-    entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"]},
+    entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"],
+                  # the fixtures and markers of users' own CI tests (docs/extending.md)
+                  "pytest11": ["hpn_testbed = testbed.pytest_plugin"]},
 )

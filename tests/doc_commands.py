@@ -42,6 +42,8 @@ NOT_RUN: dict[str, str] = {
     "cd": "changes directory only (after a `git clone` the guide shows)",
     "systemctl": "would stop Open vSwitch for every user of the machine",
     "rm": "deletes the install (docs/install.md, undoing it)",
+    "pytest": "a user's test run by the pytest plugin: tests/integration/test_pytest_plugin.py runs "
+              "examples/test_my_fabric.py in a fresh pytest",
 }
 
 

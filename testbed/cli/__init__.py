@@ -66,6 +66,12 @@ def main(argv=None) -> int:
 
 
 def _run(argv: list[str]) -> int:
+    from testbed.core import plugins
+    try:    # before the parser: what a plug-in registers is among its choices
+        plugins.load_all(plugins.paths_in(argv))
+    except ParamError as e:
+        output.fail(f"hpn-testbed: --custom {e}", e.exit_status)
+        return e.exit_status
     args = build_parser().parse_args(argv)
     output.set_command(" ".join(a for a in (args.command, *[v for k, v in vars(args).items()
                                                            if k.endswith("_command")]) if a))

@@ -35,7 +35,9 @@ def add_parser(sub) -> None:
     r.add_argument("--check", action="store_true",
                    help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "
                         "one line per valid file, else one error line and exit status 2")
+    from testbed.cli.topo import add_custom_arg
     from testbed.cli.up import add_keep_arg, add_servers_arg
+    add_custom_arg(r)
     add_servers_arg(r)
     add_keep_arg(r)
     r.add_argument("--json", action="store_true")

@@ -5,8 +5,17 @@ from testbed.cli.output import check_figure, console, escape, print_json, table
 from testbed.core.errors import TestbedError
 
 
+def add_custom_arg(parser) -> None:
+    """--custom FILE.py (repeatable): read before the parser is built (testbed/cli/__init__.py),
+    so this only documents it and lets argparse accept it."""
+    parser.add_argument("--custom", action="append", default=[], metavar="FILE.py",
+                        help="load a plug-in first: a Python file that registers families (and "
+                             "other kinds) with their registries' register(); repeatable")
+
+
 def add_fabric_args(parser) -> None:
     from testbed.model import FAMILIES
+    add_custom_arg(parser)
     parser.add_argument("family", choices=list(FAMILIES), metavar="FAMILY",
                         help=" | ".join(FAMILIES))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -33,6 +42,7 @@ def add_parser(sub) -> None:
     b.add_argument("--preset", default="paper",
                    choices=sorted({p for f in budgeted().values() for p in f.budget.presets}))
     b.add_argument("--json", action="store_true")
+    add_custom_arg(b)
     b.set_defaults(func=cmd_topo_budget)
     s = tsub.add_parser("show", help="counts per tier, oversubscription, equal-cost paths, a picture")
     add_fabric_args(s)

@@ -47,6 +47,7 @@ def load(path: str) -> Spec:
     def reader(table: str, index: int, value, allowed) -> Reader:
         return Reader(path, locator, table, index, value, allowed)
 
+    load_custom(top)
     fab, family, settings = read_fabric(reader("fabric", 1, top.get("fabric", dict, required=True), None))
     routing, detector = read_routing(reader("routing", 1, top.get("routing", dict, {}), ROUTING_KEYS), fab)
     entries = tables(top, "traffic", required=True)
@@ -105,6 +106,22 @@ def key_in(message: str, keys) -> str | None:
     """The key a model error names (`hosts=0: ...`, `unknown parameter 'x'`), if it is one of `keys`."""
     match = re.match(r"^(?:routing )?(\w+)=", message) or re.search(r"parameter '(\w+)'", message)
     return match.group(1) if match and match.group(1) in keys else None
+
+
+def load_custom(top: Reader) -> None:
+    """`custom = "file.py"` (or a list): plug-ins run before the fabric is read, so the families
+    (and other kinds) they register can be named; each path is relative to the experiment file."""
+    from testbed.core import plugins
+    value = top.data.get("custom", [])
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        top.fail("custom", "expected a plug-in file (FILE.py) or a list of them")
+    for name in names:
+        full = str(Path(top.path).parent / name)
+        try:
+            plugins.load(full)
+        except ParamError as e:
+            top.fail("custom", str(e).replace(full, name, 1))
 
 
 def read_fabric(r: Reader):

@@ -18,7 +18,7 @@ from testbed.core.errors import ParamError
 COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe", "pipeline")
 TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
-TOP_KEYS = ("name", "description", "fabric", "routing", "traffic", "fault", "measure", "expect")
+TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "fault", "measure", "expect")
 MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
 
 

@@ -28,6 +28,10 @@ def expanded(argv: list[str]) -> list[str]:
     """The arguments as a shell in the repository would pass them (globs expanded)."""
     out = []
     for word in argv:
+        if out and out[-1] == "--custom":      # a plug-in's path: the repository's, from any directory
+            word = str(ROOT / word)
+        elif word.startswith("topology="):     # so is a topology file's (the file family)
+            word = f"topology={ROOT / word.split('=', 1)[1]}"
         out += sorted(glob.glob(str(ROOT / word))) if "*" in word else [word]
     return out
 
@@ -43,12 +47,27 @@ def test_every_other_command_says_why_it_is_not_run(cmd):
     assert doc_commands.not_run_reason(cmd), f"{cmd}: list it in tests/doc_commands.py NOT_RUN, with why"
 
 
+@pytest.fixture
+def plugins_undone():
+    """What a command's --custom plug-ins register is gone after its test (as after its process)."""
+    from testbed.core import plugins
+    from testbed.model.families import FAMILIES
+    before = dict(FAMILIES)
+    yield plugins
+    FAMILIES.clear()
+    FAMILIES.update(before)
+    plugins._loaded.clear()
+
+
 @pytest.mark.parametrize("cmd", TESTBED, ids=str)
-def test_every_testbed_command_parses_and_passes_the_checks_without_root(cmd, tmp_path, monkeypatch):
+def test_every_testbed_command_parses_and_passes_the_checks_without_root(cmd, tmp_path, monkeypatch,
+                                                                         plugins_undone):
     """The parse (argparse, one line and exit 2 on an error), then what the subcommand checks
     before anything is created: up's fabric, routing and wiring against the model; run's scenario
     names and parameters, or the experiment files (`--check`, run here)."""
     argv = expanded(cmd.argv)
+    monkeypatch.chdir(ROOT)            # the guide's paths are the repository's; nothing is written
+    plugins_undone.load_all(plugins_undone.paths_in(argv))     # as main() does, before the parser
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:                  # --version exits 0 after printing

@@ -94,6 +94,7 @@ def random_settings(family, rng):
         "clos3": dict(pods=(1, 3), edges=(1, 3), aggs=(1, 3), cores=(1, 3), hosts_per_edge=(1, 3)),
         "mpft": dict(planes=(1, 3), leaves=(1, 3), spines=(1, 3), hosts_per_leaf=(1, 3)),
         "mrft": dict(rails=(1, 3), leaves=(1, 3), spines=(1, 3), hosts_per_leaf=(1, 3)),
+        "file": {},     # its default topology file (testbed/model/families/default.toml)
     }[family if family != "railonly" else "hpn"]     # railonly takes HPN's parameters
     settings = {k: rng.randint(lo, hi) for k, (lo, hi) in ranges.items()}
     if family in ("hpn", "railonly"):

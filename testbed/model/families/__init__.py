@@ -7,11 +7,9 @@ registers the Family objects it defines (what a `--custom FILE.py` option would 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-import zlib
 from pathlib import Path
 
+from testbed.core import plugins
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
 from testbed.model.families.clos3 import CLOS3
@@ -20,19 +18,23 @@ from testbed.model.families.hpn import HPN
 from testbed.model.families.mpft import MPFT
 from testbed.model.families.mrft import MRFT
 from testbed.model.families.railonly import RAILONLY
+from testbed.model.families.topofile import FILE
 
 __all__ = ["FAMILIES", "Budget", "Family", "budgeted", "from_spec", "get", "load", "make_fabric",
            "of", "preset_names", "register", "spec_of"]
 
-BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY]
+BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY, FILE]
 
 FAMILIES: dict[str, Family] = {}     # name -> Family, in registration order
 
 
 def register(family: Family) -> Family:
     """Add `family` to the registry and return it; ParamError (one line) for a name already taken
-    or a missing answer (families.family.check)."""
+    or a missing answer (families.family.check). Registered by a plug-in file (--custom), it
+    keeps the file as its `origin`, for the controller."""
     check(family, FAMILIES)
+    if family.origin is None and plugins.loading():     # registered by a plug-in file's top level
+        family = dataclasses.replace(family, origin=plugins.loading())
     FAMILIES[family.name] = family
     return family
 
@@ -81,32 +83,21 @@ def from_spec(spec: dict) -> Fabric:
 
 
 def load(path) -> list[Family]:
-    """Run the Python file `path` and register every Family it registered or defines at its top
-    level (a family it imports from elsewhere is left alone). Returns them, each with `origin` =
-    the file, so that a process started later (the controller) can load the same file. Loading
-    a file twice registers nothing new."""
+    """Run the Python file `path` (a plug-in, testbed/core/plugins.py) and register every Family
+    it registered or defines at its top level (a family it imports from elsewhere is left alone).
+    Returns them, each with `origin` = the file, so that a process started later (the controller)
+    can load the same file. Loading a file twice registers nothing new."""
     path = str(Path(path).resolve())
     mine = [f for f in FAMILIES.values() if f.origin == path]
     if mine:
         return mine
-    name = f"hpn_family_{Path(path).stem}_{zlib.crc32(path.encode()):08x}"   # one per file
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ParamError(f"{path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    before = set(FAMILIES)
-    sys.modules[name] = module          # where dataclasses look up the module's annotations
-    try:
-        spec.loader.exec_module(module)
-    except (OSError, SyntaxError) as e:
-        del sys.modules[name]
-        raise ParamError(f"{path}: {e}") from None
-    registered = [FAMILIES.pop(name) for name in list(FAMILIES) if name not in before]
-    found = registered + [v for v in vars(module).values() if isinstance(v, Family)
-                          and not any(v is f for f in [*FAMILIES.values(), *registered])]
+    module = plugins.load(path)
+    found = [f for f in FAMILIES.values() if f.origin == path]
+    found += [register(dataclasses.replace(v, origin=path)) for v in list(vars(module).values())
+              if isinstance(v, Family) and v.name not in FAMILIES]
     if not found:
         raise ParamError(f"{path}: defines no Family")
-    return [register(dataclasses.replace(family, origin=path)) for family in found]
+    return found
 
 
 for _family in BUILT_IN:
