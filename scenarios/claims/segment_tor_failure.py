@@ -93,6 +93,21 @@ class SegmentKnobs(Knobs):
             raise ParamError(f"window={self.window}: at most half the fault ({self.fault:g} s)")
 
 
+def invalid_reasons(runs: list[dict], window: float, stalled: list[str]) -> list[str]:
+    """Why these runs measured the emulator rather than the fabric (empty: a valid measurement)."""
+    return [why for bad, why in (
+        (not valid(*(r["cpu_busy"] for r in runs)), "the CPU was saturated"),
+        (any(r["baseline_mbps"] < SATURATED * r["capacity_mbps"] for r in runs),
+         "the hosts did not fill their ports before the fault"),
+        (any(r["measured_s"][1] < 2 * window or r["measured_s"][2] < 3 for r in runs),
+         "the NICs the fault does not touch were not back at 80% for long enough to measure "
+         "(the userspace datapath, one thread, set the rate: not the fabric)"),
+        (any(r["delivered_mbps"][0] < SATURATED * r["baseline_mbps"] for r in runs),
+         "the ToRs delivered less than the hosts sent before the fault"),
+        (bool(stalled), f"{len(stalled)} NICs the fault does not touch stopped receiving for "
+         f"{window:g} s (the datapath stalled: a gap on the others cannot be told from it)")) if bad]
+
+
 def received_per_nic(fab) -> dict[str, list[str]]:
     """The switch ends of each NIC's links: what they send is what the NIC received."""
     return {nic.name: [fab.host_link(p).b_intf for p in nic.ports] for nic in fab.nics()}
@@ -237,17 +252,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         window = figures["setup"].get("window_s", 5.0)
         stalled = dual.get("stopped_untouched", [])
         stopped = [n for n in dual["stopped_nics"] if n not in stalled]
-        why_invalid = [why for bad, why in (
-            (not valid(*(r["cpu_busy"] for r in runs)), "the CPU was saturated"),
-            (any(r["baseline_mbps"] < SATURATED * r["capacity_mbps"] for r in runs),
-             "the hosts did not fill their ports before the fault"),
-            (any(r["measured_s"][1] < 2 * window or r["measured_s"][2] < 3 for r in runs),
-             "the NICs the fault does not touch were not back at 80% for long enough to measure "
-             "(the userspace datapath, one thread, set the rate: not the fabric)"),
-            (any(r["delivered_mbps"][0] < SATURATED * r["baseline_mbps"] for r in runs),
-             "the ToRs delivered less than the hosts sent before the fault"),
-            (bool(stalled), f"{len(stalled)} NICs the fault does not touch stopped receiving for "
-             f"{window:g} s (the datapath stalled: a gap on the others cannot be told from it)")) if bad]
+        why_invalid = invalid_reasons(runs, window, stalled)
         ok_valid = not why_invalid
         dual_ok = abs(kept - expected) <= BAND and not stopped and recovered >= RECOVERED
         single_kept = single and harness.ratio(single["nic0_during_mbps"], single["nic0_baseline_mbps"], 0.0)
