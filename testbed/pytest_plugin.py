@@ -97,7 +97,7 @@ def fabric_of(node, family: str = "hpn", topology: str | None = None, routing=No
 @contextlib.contextmanager
 def running(fab, options):
     """The fabric up (on this machine), torn down when the block ends, however it ends."""
-    from testbed.emulation.cluster import make_emulation, on_servers
+    from testbed.emulation.factory import make_emulation, on_servers
     with on_servers(()), make_emulation(fab, options) as emu:
         yield emu
 

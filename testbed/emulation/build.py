@@ -103,7 +103,8 @@ class Emulation(Lifecycle):
 
     def start(self) -> None:
         t0 = time.monotonic()
-        self.preflight()
+        if self._lock is None:   # not yet run by the `with` block (Lifecycle.__enter__)
+            self.preflight()
         self.state.data["about"] = {"family": self.fabric.family, "switches": len(self.fabric.switches),
                                     "hosts": len(self.fabric.hosts), "nics": len(self.fabric.nics()),
                                     "datapath": self.datapath}     # for `hpn-testbed ps`
