@@ -27,7 +27,8 @@ setup(
     extras_require={"test": ["pytest>=7",   # pytest.ini uses `pythonpath`, new in 7.0
                              "pexpect",   # drives `up --cli` through a pseudo-terminal
                              "vermin>=1.6",  # the oldest Python the code needs (test_python_versions)
-                             "jsonschema",   # docs/experiment.schema.json against experiments/ (test_experiment_schema)
+                             # docs/experiment.schema.json against experiments/ (test_experiment_schema)
+                             "jsonschema",
                              "ruff"]},      # the repository's ruff.toml, run by the unit tests
     entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"],
                   # the fixtures and markers of users' own CI tests (docs/extending.md)

@@ -17,7 +17,7 @@ def stock_mininet(fabric) -> tuple[float, float]:
 
     class Same(Topo):
         def build(self):
-            names = {sw: self.addSwitch(f"b{i}", dpid="%016x" % fabric.switches[sw].dpid)
+            names = {sw: self.addSwitch(f"b{i}", dpid=f"{fabric.switches[sw].dpid:016x}")
                      for i, sw in enumerate(fabric.switches)}
             for i, h in enumerate(fabric.hosts):
                 names[h] = self.addHost(f"x{i}")

@@ -46,7 +46,7 @@ def _oxm_header(name):
     try:
         return getattr(ofp, 'OXM_OF_' + name.upper())
     except AttributeError:
-        raise ValueError('unknown OXM field %r' % name) from None
+        raise ValueError(f'unknown OXM field {name!r}') from None
 
 
 def _oxm_name(header):
@@ -65,7 +65,7 @@ class NTRSelectionMethod(parser.OFPGroupProp):
                  experimenter=NTR_VENDOR_ID, exp_type=NTRT_SELECTION_METHOD):
         super().__init__(type_, length)
         if len(method.encode()) >= 16:
-            raise ValueError('method name too long: %r' % method)
+            raise ValueError(f'method name too long: {method!r}')
         self.experimenter = experimenter
         self.exp_type = exp_type
         self.method = method

@@ -23,7 +23,8 @@ MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft",
 
 
 def scenario_class(module: str) -> type[Scenario]:
-    """The Scenario subclass scenarios/claims/MODULE (a module, or a package for a claim with parts) defines (not one it imports)."""
+    """The Scenario subclass scenarios/claims/MODULE (a module, or a package for a claim with parts)
+    defines (not one it imports)."""
     namespace = importlib.import_module(f"scenarios.claims.{module}")
     (cls,) = [c for c in vars(namespace).values() if isinstance(c, type) and issubclass(c, Scenario)
               and c.__module__ == namespace.__name__]

@@ -45,7 +45,8 @@ class PathKnobs(Knobs):
     QUICK: ClassVar[dict] = {"rounds": 3, "bytes_per_job": 1_500_000}
     BOUNDS: ClassVar[dict] = {"rounds": (1, 50, "rounds"), "bytes_per_job": (100_000, 1_000_000_000, "bytes"),
               "message": (1_000, 10_000_000, "bytes"), "pace": (0.1, 1.0, "of a connection's share")}
-    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports", "bytes_per_job": "bytes each job sends",
+    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports",
+                            "bytes_per_job": "bytes each job sends",
             "message": "bytes per message", "pace": "each connection's pacing, a fraction of its share"}
 
 

@@ -187,7 +187,8 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
         plots.bars(load, ports, {name: by_port(v["rounds"], "share", 100) for name, v in variants.items()},
                    "share of the NIC's traffic (%)")
         load.set_title("load on the two ToR ports toward one NIC", fontsize=9)
-        plots.bars(queue, ports, {name: by_port(v["rounds"], "mean_queue_kb") for name, v in variants.items()},
+        plots.bars(queue, ports,
+                   {name: by_port(v["rounds"], "mean_queue_kb") for name, v in variants.items()},
                    "mean egress queue (KB)")
         queue.set_title("queue on those ports (dots: rounds)", fontsize=9)
         plots.save(fig, path)

@@ -133,7 +133,8 @@ class FastUplinks(Scenario, name="fast-uplinks", claim="C15"):
             if alone is None:
                 one = dataclasses.replace(coll, transfers=coll.transfers[:1])
                 alone = min(C.run(emu, one, pace=k.pace)[0].seconds for _ in range(2))
-            paths = [sending_ports(fab, emulation_trace(emu, t.src, t.dst, sport=t.sport, dport=t.dport), ends)
+            paths = [sending_ports(fab, emulation_trace(emu, t.src, t.dst, sport=t.sport,
+                                                        dport=t.dport), ends)
                      for t in coll.transfers]
             (result,), busy = cpu_busy_fraction(lambda c=coll: C.run(emu, c, pace=k.pace))
             draws.append({"flow_paths": paths, "flow_bytes": [t.nbytes for t in coll.transfers],

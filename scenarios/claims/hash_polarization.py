@@ -65,7 +65,8 @@ class PolarizationKnobs(Knobs):
     QUICK: ClassVar[dict] = {"bytes_per_flow": 150_000}
     BOUNDS: ClassVar[dict] = {"bytes_per_flow": (10_000, 100_000_000, "bytes"),
                               "connections": (1, 16, "per host pair"), "rounds": (1, 20, "per fabric")}
-    HELP: ClassVar[dict] = {"bytes_per_flow": "bytes each connection sends", "connections": "connections per host pair",
+    HELP: ClassVar[dict] = {"bytes_per_flow": "bytes each connection sends",
+                            "connections": "connections per host pair",
                             "rounds": "send/recv rounds per fabric (the fastest is judged)"}
 
 
@@ -177,7 +178,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         figures = {"flows": len(paths),
                    "flow_paths": paths, "flow_bytes": [t.nbytes for t in coll.transfers],
                    "port_mbit": {p: rates[p] for p in sorted({p for path in paths for p in path})},
-                   "flow_seconds": [round(f.seconds, 3) for f in result.flows], "pairs_sharing_tier1": pairs, "of_which_share_tier2": again,
+                   "flow_seconds": [round(f.seconds, 3) for f in result.flows], "pairs_sharing_tier1": pairs,
+                   "of_which_share_tier2": again,
                    "repeat_fraction": round(again / pairs, 3) if pairs else 0.0,
                    "core_uplink_bytes": dict(zip((l.a_intf for l in core), core_load)),
                    "core_uplink_share": shares(core_load),
@@ -210,8 +212,9 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
             verdict(ok, valid(pol["cpu_busy"], seed["cpu_busy"])),
             expectation=(f"polarized: every pair colliding at tier 1 collides at tier 2 (100%), so the core "
                          f"uplinks its traces never leave by ({idle_traced['polarized']}) stay idle; seeded: "
-                         f"about 1/aggs of the pairs collide again, idle only the core uplinks its traces miss "
-                         f"({idle_traced['seeded']}); the fluid model of the traced paths: {pred_pol:.2f} s "
+                         f"about 1/aggs of the pairs collide again, idle only the core uplinks its traces "
+                         f"miss ({idle_traced['seeded']}); the fluid model of the traced paths: "
+                         f"{pred_pol:.2f} s "
                          f"against {pred_seed:.2f} s, {predicted:.2f}x slower ({accepted}; the "
                          f"emulator's error on the fastest of {len(pol.get('round_seconds', [1]))} rounds)"),
             measured=(f"flows sharing an edge uplink that share an aggregation uplink again: polarized "
@@ -224,7 +227,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                       f"{predicted:.2f}x)"),
             derived={"slowdown_polarized_over_seeded": round(slower, 3),
                      "predicted_slowdown": round(predicted, 3),
-                     "predicted_completion_s": {"polarized": round(pred_pol, 3), "seeded": round(pred_seed, 3)}},
+                     "predicted_completion_s": {"polarized": round(pred_pol, 3),
+                                                "seeded": round(pred_seed, 3)}},
             headline=f"collisions repeat {pol['repeat_fraction']:.0%} vs {seed['repeat_fraction']:.0%}, "
                      f"{slower:.2f}x slower (predicted {predicted:.2f}x)")
 
@@ -239,7 +243,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         load.set_title("pod-0 aggregation-to-core uplinks: mean load", fontsize=9)
         load.set_xlabel("uplink (aggregation switch port)")
         plots.bars(done, ["completion"], {
-            f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)": [[figs[mode]["completion_s"]]]
+            f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)":
+                [[figs[mode]["completion_s"]]]
             for mode in MODES}, "s")
         done.set_title("the same send/recv, pod 0 to pod 1", fontsize=9)
         plots.save(fig, path)

@@ -59,8 +59,8 @@ class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
         with make_emulation(fab) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=k.streams).start(timeline)
-            w.play(lambda: fault_registry.get("flap").inject(faults, port=link.a_intf, count=flaps, period=k.period,
-                                                             down=k.down), by_itself=True)
+            w.play(lambda: fault_registry.get("flap").inject(faults, port=link.a_intf, count=flaps,
+                                                             period=k.period, down=k.down), by_itself=True)
             w.finish()
             host, nic = w.host_intfs[BUSY], w.nic_intfs[nic0.name]
             nic_base = w.baseline(nic)

@@ -320,8 +320,10 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         on_top = {2: "tier2_mbps", 3: "tier3_mbps"}.get(top)
         seen = not climbed or (mis[on_top] >= SEEN * port and bp[on_top] <= CLEAN * port)
         named = sorted(map(sorted, mis["wiring"]["named"])) == sorted(map(sorted, figures["expected_named"]))
-        first = mis["wiring"]["at_s"] <= mis["traffic_from_s"] and mis["wiring"]["at_s"] <= mis["ping"]["at_s"]
-        checks_ok = bp["wiring"]["passed"] and named and first and mis["ping"]["passed"] and bp["ping"]["passed"]
+        first = (mis["wiring"]["at_s"] <= mis["traffic_from_s"]
+                 and mis["wiring"]["at_s"] <= mis["ping"]["at_s"])
+        checks_ok = (bp["wiring"]["passed"] and named and first
+                     and mis["ping"]["passed"] and bp["ping"]["passed"])
         saturated = all(bp["pairs_mbps"][k] >= harness.SATURATED * v["line_mbps"] for k, v in m.items())
         ok = checks_ok and pairs_ok and seen
         worst = min(m, key=lambda k: kept[k])
@@ -368,7 +370,8 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         plots.bars(ax, ticks, {"blueprint": [[f["blueprint"]["pairs_mbps"][k]] for k in names],
                                "miswired": [[f["miswired"]["pairs_mbps"][k]] for k in names]},
                    "TCP throughput (Mbit/s)")
-        ax.scatter([i + 0.2 for i in range(len(names))], [f["model"][k]["bound_miswired_mbps"] for k in names],
+        ax.scatter([i + 0.2 for i in range(len(names))],
+                   [f["model"][k]["bound_miswired_mbps"] for k in names],
                    marker="_", s=400, color="black", zorder=4, label="miswired bound (max-flow)")
         ax.legend(fontsize="small")
         ax.tick_params(axis="x", labelsize=6)

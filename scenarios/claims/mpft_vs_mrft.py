@@ -43,9 +43,11 @@ class AllToAllKnobs(Knobs):
     size: int = 1_000_000
     nics: int = 2
     QUICK: ClassVar[dict] = {"repetitions": 3, "size": 600_000}
-    BOUNDS: ClassVar[dict] = {"repetitions": (1, 50, "all-to-alls per fabric"), "size": (10_000, 100_000_000, "bytes"),
+    BOUNDS: ClassVar[dict] = {"repetitions": (1, 50, "all-to-alls per fabric"),
+                              "size": (10_000, 100_000_000, "bytes"),
               "nics": (1, 16, "NICs per host")}
-    HELP: ClassVar[dict] = {"repetitions": "all-to-alls on each fabric", "size": "bytes per GPU (nccl-tests' size)",
+    HELP: ClassVar[dict] = {"repetitions": "all-to-alls on each fabric",
+                            "size": "bytes per GPU (nccl-tests' size)",
             "nics": "NICs per host: MPFT's planes and MRFT's rails alike"}
 
 

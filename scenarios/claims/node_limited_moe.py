@@ -45,7 +45,8 @@ class MoeKnobs(Knobs):
     tokens: int = 8
     hidden: int = HIDDEN
     QUICK: ClassVar[dict] = {"m": (1, 4, 8)}
-    BOUNDS: ClassVar[dict] = {"m": (1, 255, "nodes a token is sent to"), "tokens": (1, 1000, "tokens per GPU"),
+    BOUNDS: ClassVar[dict] = {"m": (1, 255, "nodes a token is sent to"),
+                              "tokens": (1, 1000, "tokens per GPU"),
               "hidden": (1, 100_000, "values per token")}
     HELP: ClassVar[dict] = {"m": "the M values to run (comma-separated)", "tokens": "tokens each GPU holds",
             "hidden": "hidden size H (DeepSeek-V3: 7,000)"}
@@ -111,7 +112,8 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
                       + f"; worst error {worst:.1%}"
                       + (f"; M=4 gives {at4['measured_bytes'] / 1000:.1f} KB" if at4 else "")),
             derived={"worst_error": worst},
-            headline=f"worst error {worst:.1%}" + (f", M=4: {at4['measured_bytes'] / 1000:.1f} KB" if at4 else ""))
+            headline=f"worst error {worst:.1%}"
+                     + (f", M=4: {at4['measured_bytes'] / 1000:.1f} KB" if at4 else ""))
 
     def plot(self, result, path: Path) -> bool:
         """Fabric bytes per token against M: the formula as a line, each measured M as a point."""

@@ -215,7 +215,8 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
         after = port_bytes(emu, intfs)
         mbit = {i: (after[i] - before[i]) * 8 / 1e6 / k.seconds * SIZE / (SIZE + HEADERS) for i in intfs}
         rates = port_rates(fab)
-        overloaded = [i for ups in uplinks.values() for i in ups if offered.get(i, 0.0) > rates[i] * (1 + fluid.EPS)]
+        overloaded = [i for ups in uplinks.values() for i in ups
+                      if offered.get(i, 0.0) > rates[i] * (1 + fluid.EPS)]
         measured = {**rates, **{i: mbit[i] for i in overloaded}}
         sizes, demands = [qp_mbit] * len(flows), [demand] * len(flows)
         delivered = [n * SIZE * 8 / 1e6 / k.seconds for n in load.received]
@@ -339,15 +340,18 @@ def judge_entropy(figures: dict) -> Judgement:
     one, many = c["one"], c["many"]
     left = f"{c['excess_left']:.0%}" if c["excess_left"] is not None else "all"
     ok = (one["over_ideal"] >= SLOWER and one["busiest_util"] >= BUSIEST * one["least_util"]
-          and c["gain"] >= GAIN and c["excess_left"] is not None and c["excess_left"] <= CLOSER and many["spread"] <= CONVERGE * one["spread"])
+          and c["gain"] >= GAIN and c["excess_left"] is not None and c["excess_left"] <= CLOSER
+          and many["spread"] <= CONVERGE * one["spread"])
     return Judgement(
         verdict(ok), expectation,
         measured=f"{rows}; {c['most']} QPs against {c['fewest']}: {c['gain'] - 1:+.0%} (Meta: up to "
                  f"{META_GAIN - 1:+.0%}), {left} of the excess left",
         derived={"gain": c["gain"], "excess_left": c["excess_left"],
                  "busiest_over_least": c["busiest_over_least"]},
-        headline=f"{c['fewest']} QP {one['over_ideal']:.2f}x the prediction (uplinks {one['busiest_util']:.0%}"
-                 f"/{one['least_util']:.0%}), {c['most']} QPs {many['over_ideal']:.2f}x: {c['gain'] - 1:+.0%} "
+        headline=f"{c['fewest']} QP {one['over_ideal']:.2f}x the prediction (uplinks "
+                 f"{one['busiest_util']:.0%}"
+                 f"/{one['least_util']:.0%}), {c['most']} QPs {many['over_ideal']:.2f}x: "
+                 f"{c['gain'] - 1:+.0%} "
                  f"(Meta {META_GAIN - 1:+.0%})")
 
 
@@ -375,8 +379,10 @@ def draw(scenario, result, path: Path) -> None:
     links.set_title("where ECMP put the ring's QPs", fontsize=9)
     links.legend(fontsize="x-small", loc="center right")
     plots.bars(done, [f"{q} QP" for q in counts], {
-        "measured": [[r["completion_s"] / ideal for r in rows[q]["rounds"] if r["completion_s"]] for q in counts],
-        "fluid model of the traced paths": [[r["traced_s"] / ideal for r in rows[q]["rounds"]] for q in counts]},
+        "measured": [[r["completion_s"] / ideal for r in rows[q]["rounds"] if r["completion_s"]]
+                     for q in counts],
+        "fluid model of the traced paths": [[r["traced_s"] / ideal for r in rows[q]["rounds"]]
+                                            for q in counts]},
         "completion / max-min-fair prediction", annotate=False)
     done.axhline(1.0, color="black", lw=1, ls="--", label="prediction: spread evenly over every spine")
     meta = rows[counts[0]]["over_ideal"] / META_GAIN

@@ -36,7 +36,8 @@ class PolicyKnobs(Knobs):
     size: int = 10_000_000
     QUICK: ClassVar[dict] = {"rounds": 2, "size": 6_000_000}
     BOUNDS: ClassVar[dict] = {"rounds": (1, 50, "rounds"), "size": (100_000, 1_000_000_000, "bytes")}
-    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports", "size": "reduce-scatter size (each rank sends half)"}
+    HELP: ClassVar[dict] = {"rounds": "rounds, each with new source ports",
+                            "size": "reduce-scatter size (each rank sends half)"}
 
 
 def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:

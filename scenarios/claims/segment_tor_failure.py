@@ -142,7 +142,8 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
 
     def setup(self, timeline) -> dict:
         return {"warm_base_fault_after_s": timeline.steps(), "x_label": self.x_label,
-                "y_label": self.y_label, "tor": TOR, "offered_share_of_port": OFFERED, "window_s": self.knobs.window,
+                "y_label": self.y_label, "tor": TOR, "offered_share_of_port": OFFERED,
+                "window_s": self.knobs.window,
                 "fabric": "hpn --preset segment; single_tor for the baseline",
                 "traffic": "every NIC to the same NIC of the next host, one paced UDP flow per port"}
 
@@ -164,7 +165,8 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
                 load = PacedLoad(emu, flows, timeline.seconds)
                 (counts, t), busy = cpu_busy_fraction(lambda: self.play(sampler, load, faults, timeline))
             t_start, t_fault, t_repair, t_end = t
-            control = [i for n, intfs in per_nic.items() if not any(i in on_tor for i in intfs) for i in intfs]
+            control = [i for n, intfs in per_nic.items() if not any(i in on_tor for i in intfs)
+                       for i in intfs]
             control_base = sampler.mean_rate(control, t_start + timeline.warm, t_fault)
             resumed_fault = resumed(sampler, control, control_base, t_fault, t_repair)
             resumed_repair = resumed(sampler, control, control_base, t_repair, t_end)
@@ -261,14 +263,16 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
                     + (f" ({', '.join(stopped[:4])})" if stopped else "")
                     + f", {len(stalled)} of the others"
                     + f"; the datapath paused {dual['datapath_pause_s'][0]:.1f} s at the fault and "
-                      f"{dual['datapath_pause_s'][1]:.1f} s at the repair (not measured); CPU {dual['cpu_busy']:.0%} busy")
+                      f"{dual['datapath_pause_s'][1]:.1f} s at the repair (not measured); CPU "
+                      f"{dual['cpu_busy']:.0%} busy")
         if single:
             measured += f"; single-ToR: NIC 0 of every host kept {single_kept:.1%}"
         if why_invalid:
             measured += "; not a valid measurement: " + "; ".join(why_invalid)
         return Judgement(
             verdict(dual_ok and single_ok, ok_valid),
-            expectation=(f"all {dual['nics']} NICs send at full port rate; {TOR} carries {dual['ports_on_tor']} "
+            expectation=(f"all {dual['nics']} NICs send at full port rate; {TOR} carries "
+                         f"{dual['ports_on_tor']} "
                          f"of the {dual['ports']} host ports, so the segment keeps {expected:.2%} "
                          "of its baseline, measured against the NICs off that ToR (accepted within "
                          f"{BAND * 100:.0f} points), "

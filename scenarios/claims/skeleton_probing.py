@@ -66,7 +66,8 @@ class SkeletonKnobs(Knobs):
                               "faults": (2, 40, "faults, one after another"),
                               "interval": (0.02, 1.0, "s between a path's probes"),
                               "misses": (1, 10, "probes lost in a row that raise an alarm"),
-                              "hold": (0.2, 30.0, "s each fault stays"), "gap": (0.3, 30.0, "s between faults"),
+                              "hold": (0.2, 30.0, "s each fault stays"),
+                              "gap": (0.3, 30.0, "s between faults"),
                               "seed": (0, 2**31 - 1, "0: a fresh seed, recorded")}
     HELP: ClassVar[dict] = {"job_hosts": "hosts the job runs on (a ring, NIC to NIC)",
                             "faults": "random faults, half on the job's paths, half off them",
@@ -98,7 +99,8 @@ def mesh_probes(fab, rng: random.Random) -> list[Probe]:
 
 def directed(fab) -> list[tuple[str, int]]:
     """Every switch-to-switch link in each direction, by the egress port (switch, port)."""
-    return sorted([(l.a, l.a_port) for l in fab.switch_links()] + [(l.b, l.b_port) for l in fab.switch_links()])
+    return sorted([(l.a, l.a_port) for l in fab.switch_links()]
+                  + [(l.b, l.b_port) for l in fab.switch_links()])
 
 
 def affected(fab, kind: str, egress: tuple[str, int]) -> list[tuple[str, int]]:
@@ -166,7 +168,8 @@ def play(emu, probes: list[Probe], plan: list[dict], k: SkeletonKnobs) -> tuple[
     seconds = k.hold + len(plan) * (k.hold + k.gap)
     with ProbeRun(emu, probes, seconds, k.interval) as run, Faults(emu) as faults:
         schedule = Schedule()         # the timeline engine: each fault in place for `hold` s
-        played = [schedule.fault(k.hold + i * (k.hold + k.gap), lambda f=fault: inject(emu, faults, f), k.hold)
+        played = [schedule.fault(k.hold + i * (k.hold + k.gap), lambda f=fault: inject(emu, faults, f),
+                                 k.hold)
                   for i, fault in enumerate(plan)]
         schedule.play(run.t0)
     return run.result, [[round(p.injected, 3), round(p.repaired, 3)] for p in played]
@@ -222,14 +225,15 @@ def expectation(figures: dict, k: SkeletonKnobs) -> str:
     on = sum(1 for f in figures["faults"] if f["on_job_path"] and f.get("silent", True))
     downs = sum(1 for f in figures["faults"] if not f.get("silent", True))
     return (f"a ring of {k.job_hosts} hosts: the skeleton probes its {sk} flows' own 5-tuples, the full mesh "
-            f"all {mesh} NIC pairs, each path every {k.interval * 1000:g} ms: the skeleton costs {sk}/{mesh} = "
-            f"{sk / mesh:.0%} of the mesh's probes (at most {COST:.0%}). Of {len(figures['faults'])} faults, "
-            f"{on} silent (carrier up) on links the job's paths cross: the skeleton finds every one of them "
-            f"(recall >= {RECALL:.0%}; "
-            f"paper {PAPER_RECALL:.1%}) within about {k.misses} to {k.misses + 1} intervals, with precision >= "
-            f"{PRECISION:.0%} (paper {PAPER_PRECISION:.1%}), and none off them; the mesh finds the faults its "
-            f"random 5-tuples happen to cross. The {downs} links down are not counted in recall: the switches see "
-            f"carrier go and their select groups skip the dead port at once, so probes lose little or nothing")
+            f"all {mesh} NIC pairs, each path every {k.interval * 1000:g} ms: the skeleton costs {sk}/{mesh} "
+            f"= {sk / mesh:.0%} of the mesh's probes (at most {COST:.0%}). Of {len(figures['faults'])} "
+            f"faults, {on} silent (carrier up) on links the job's paths cross: the skeleton finds every one "
+            f"of them (recall >= {RECALL:.0%}; "
+            f"paper {PAPER_RECALL:.1%}) within about {k.misses} to {k.misses + 1} intervals, with precision "
+            f">= {PRECISION:.0%} (paper {PAPER_PRECISION:.1%}), and none off them; the mesh finds the faults "
+            f"its random 5-tuples happen to cross. The {downs} links down are not counted in recall: the "
+            f"switches see carrier go and their select groups skip the dead port at once, so probes lose "
+            f"little or nothing")
 
 
 class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True):
@@ -287,22 +291,27 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
                  and loss <= 0.01 and on > 0 and not all(f["on_job_path"] for f in faults))
         ok = sk["recall_job"] >= RECALL and sk["precision"] >= PRECISION and cost <= COST
         why = "" if valid else (f"; invalid: CPU {figures['cpu_busy']:.0%} busy (limit {BUSY_LIMIT:.0%}), "
-                                f"prober up to {figures['late_max_s'] * 1000:.0f} ms late, {loss:.1%} of probes "
-                                f"lost with no fault in place, traces {'in' if confirmed else 'NOT all in'} "
+                                f"prober up to {figures['late_max_s'] * 1000:.0f} ms late, {loss:.1%} of "
+                                f"probes lost with no fault in place, traces "
+                                f"{'in' if confirmed else 'NOT all in'} "
                                 f"the model, {on} of {len(faults)} faults silent and on the job's paths")
 
         def said(name: str, s: dict) -> str:
             return (f"{name}: {s['paths']} paths, {s['probes_per_s']:g} probes/s, {s['alarms']} alarms "
                     f"({s['false_alarms']} false: precision {s['precision']:.0%}), found "
-                    f"{s['recall_job']:.0%} of the {on} silent faults on the job's paths and {s['recall_all']:.0%} of "
-                    f"all {len(faults)}, detection {s['detect_ms_median']} ms median, {s['detect_ms_max']} max")
+                    f"{s['recall_job']:.0%} of the {on} silent faults on the job's paths and "
+                    f"{s['recall_all']:.0%} of "
+                    f"all {len(faults)}, detection {s['detect_ms_median']} ms median, {s['detect_ms_max']} "
+                    f"max")
         return Judgement(
             verdict(ok, valid), expectation=expectation(figures, k),
             measured=(f"seed {figures['setup'].get('seed')}; faults "
                       + ", ".join(f"{f['kind']} {f['egress'][0]}:{f['egress'][1]}"
                                   + (" (job)" if f["on_job_path"] else "")
-                                  + (f" ({f['injected_ms']} ms to inject)" if "injected_ms" in f else "") for f in faults)
-                      + f"; {said('skeleton', sk)}; {said('full mesh', mesh)}; skeleton cost {cost:.0%} of the "
+                                  + (f" ({f['injected_ms']} ms to inject)" if "injected_ms" in f
+                                     else "") for f in faults)
+                      + f"; {said('skeleton', sk)}; {said('full mesh', mesh)}; skeleton cost {cost:.0%} of "
+                        f"the "
                       f"mesh's; CPU busy {figures['cpu_busy']:.0%}" + why),
             derived={"skeleton": sk, "full_mesh": mesh, "cost_ratio": cost, "quiet_loss": loss},
             headline=(f"skeleton {sk['probes_per_s']:g} probes/s ({cost:.0%} of the mesh's), found "
@@ -317,7 +326,8 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
                    "probes/s")
         cost.set_title(f"cost: the skeleton sends {f['cost_ratio']:.0%} of the mesh's probes", fontsize=9)
         plots.bars(quality, ["precision", "recall (job's paths)", "recall (all faults)"],
-                   {n: [[s["precision"]], [s["recall_job"]], [s["recall_all"]]] for n, s in scores.items()}, "")
+                   {n: [[s["precision"]], [s["recall_job"]], [s["recall_all"]]] for n, s in scores.items()},
+                   "")
         quality.axhline(PAPER_PRECISION, ls="--", color="black", lw=1, label="paper: precision 98.2%")
         quality.axhline(PAPER_RECALL, ls=":", color="black", lw=1, label="paper: recall 99.3%")
         quality.set_ylim(0, 1.25)

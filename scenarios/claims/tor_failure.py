@@ -31,8 +31,10 @@ RECOVERED = 0.80    # of baseline, after the repair: see the docstring
 @dataclass(frozen=True)
 class TorKnobs(FaultKnobs):
     single_tor_baseline: bool = True
-    QUICK: ClassVar[dict] = {"warm": 1.5, "base": 2.0, "fault": 2.5, "after": 3.5, "single_tor_baseline": False}
-    HELP: ClassVar[dict] = {**FaultKnobs.HELP, "single_tor_baseline": "also run single-ToR HPN (off in quick mode)"}
+    QUICK: ClassVar[dict] = {"warm": 1.5, "base": 2.0, "fault": 2.5, "after": 3.5,
+                             "single_tor_baseline": False}
+    HELP: ClassVar[dict] = {**FaultKnobs.HELP,
+                            "single_tor_baseline": "also run single-ToR HPN (off in quick mode)"}
 
 
 def host_figures(w: Workload, fab, host: str) -> dict:
@@ -43,7 +45,8 @@ def host_figures(w: Workload, fab, host: str) -> dict:
             "during_mbps": round(during, 2), "repaired_mbps": round(w.repaired(intfs, 1.5), 2),
             "kept": harness.ratio(during, baseline, 0.0),
             "nic0_kept": harness.ratio(w.during(nic0), w.baseline(nic0), 0.0),
-            "ports": len(intfs), "ports_on_tor": sum(1 for l in fab.host_links() if l.a == host and l.b == TOR)}
+            "ports": len(intfs),
+            "ports_on_tor": sum(1 for l in fab.host_links() if l.a == host and l.b == TOR)}
 
 
 def expected_kept(r: dict) -> float:

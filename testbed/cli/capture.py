@@ -45,7 +45,8 @@ def cmd_capture(args) -> int:
         raise ParamError(f"capture: run {state.run_id} is spread over servers; capture on one "
                          "machine's fabric only")
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
-    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
+    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str)
+            and isinstance(spec.get("params"), dict)):
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
     where = capture.locate(families.from_spec(spec), args.port)
     pid = state.data.get("hosts", {}).get(where.host) if where.host else None

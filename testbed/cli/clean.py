@@ -4,7 +4,8 @@ from __future__ import annotations
 
 def add_parser(sub) -> None:
     c = sub.add_parser("clean", help="remove what earlier testbed runs left behind (only that)")
-    c.add_argument("--all", action="store_true", help="also end live runs: tear down fabrics that are running now (see `ps`), "
+    c.add_argument("--all", action="store_true",
+                   help="also end live runs: tear down fabrics that are running now (see `ps`), "
                         "not only what dead runs left")
     c.set_defaults(func=cmd_clean)
 

@@ -115,8 +115,9 @@ def check_output(flag: str, path: str, directory: bool = False) -> None:
 
     A file (directory=False) goes into an existing, writable directory, under a name
     testbed/core/files.py may write (no leading dot, a length bound; not a symlink, a directory
-    or a read-only file: the write is atomic and never follows a symlink); a directory is an existing writable one, or one `mkdir -p` can create (its
-    nearest existing ancestor a writable directory), never an existing file."""
+    or a read-only file: the write is atomic and never follows a symlink); a directory is an
+    existing writable one, or one `mkdir -p` can create (its nearest existing ancestor a writable
+    directory), never an existing file."""
     try:
         problem = "is empty" if not path else _output_problem(Path(path), directory)
     except (OSError, ValueError) as e:     # too long, a NUL byte, ...

@@ -17,7 +17,8 @@ def add_parser(sub) -> None:
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=cmd_list)
     r = sub.add_parser("run", add_help=False,
-                       help="run scenarios or experiment files (needs root; --check does not); with no NAME, the tour")
+                       help="run scenarios or experiment files (needs root; --check does not); with no NAME, "
+                            "the tour")
     r.add_argument("-h", "--help", action="store_true",
                    help="show this help; with NAME, that scenario's parameters and defaults")
     r.add_argument("names", nargs="*", metavar="NAME",
@@ -57,7 +58,8 @@ def cmd_list(args) -> int:
             print_params(con, cls())
         return 0
     con.print(table("scenarios", ["name", "claim", "what it shows", ""],
-                    [(name, cls.claim, cls.title, "tour" if cls.tour else "") for name, cls in classes.items()]))
+                    [(name, cls.claim, cls.title, "tour" if cls.tour else "")
+                     for name, cls in classes.items()]))
     return 0
 
 
@@ -183,7 +185,8 @@ def check_files(args) -> int:
     if scenarios:
         raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
     settings = parse_settings(args.set)
-    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec for name in args.names]
+    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec
+               for name in args.names]
     found = [{"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
               "faults": len(spec.faults), "expects": len(spec.expects)} for spec in checked]
     if args.json:
@@ -257,7 +260,8 @@ def run_repeats(runs, args, out, con) -> int:
 
 def print_spread(con, summary: dict) -> None:
     varying = {k: v for k, v in summary["figures"].items() if v["spread"]}
-    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] ({', '.join(summary['verdicts'])})")
+    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] "
+              f"({', '.join(summary['verdicts'])})")
     con.print(table(None, ["figure", "median", "lowest", "highest"],
                     [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))
     constant = len(summary["figures"]) - len(varying)

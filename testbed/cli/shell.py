@@ -1,13 +1,13 @@
 """`up --cli`: Mininet's CLI on a running fabric, with the testbed's commands beside Mininet's.
 
 Mininet's own commands print again (the builder silences Mininet's logger, through which the CLI
-writes), its pingall, iperf and link work on hosts that have one address per NIC and none per
-host (testbed/cli/shell_mininet.py), and trace, fault, rates, queues, routes and check come from
-the testbed (testbed/cli/shell_fabric.py), capture from testbed/cli/shell_capture.py. Whatever a user types is answered, a mistake in one
-line: no traceback ends the session. Ctrl-C stops the running command and returns to the
-prompt (Mininet's habit). `exit`, Ctrl-D, SIGTERM and SIGHUP (testbed.core.interrupts raises
-Terminated, which the CLI does not catch) leave it; the faults typed in it are undone, then the
-`with Emulation` block of `up` tears the fabric down.
+writes), its pingall, iperf and link work on hosts that have one address per NIC and none per host
+(testbed/cli/shell_mininet.py), and trace, fault, rates, queues, routes and check come from the
+testbed (testbed/cli/shell_fabric.py), capture from testbed/cli/shell_capture.py. Whatever a user
+types is answered, a mistake in one line: no traceback ends the session. Ctrl-C stops the running
+command and returns to the prompt (Mininet's habit). `exit`, Ctrl-D, SIGTERM and SIGHUP
+(testbed.core.interrupts raises Terminated, which the CLI does not catch) leave it; the faults typed
+in it are undone, then the `with Emulation` block of `up` tears the fabric down.
 """
 from __future__ import annotations
 

@@ -112,7 +112,8 @@ def cmd_topo_show(args) -> int:
     # short headers and rounded figures: the table fits 80 columns
     con.print(table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversub."],
                     [(r, t["switches"], t["ports_per_switch"], f"{t['down_gbps']:,.6g}",
-                      f"{t['up_gbps']:,.6g}", f"{t['oversubscription']:.3g}:1" if t["oversubscription"] else "-")
+                      f"{t['up_gbps']:,.6g}",
+                      f"{t['oversubscription']:.3g}:1" if t["oversubscription"] else "-")
                      for r, t in summary["tiers"].items()]))
     e = summary["equal_cost_paths"]
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")

@@ -42,7 +42,8 @@ def cmd_trace(args) -> int:
         raise ParamError("trace needs root (it reads a run's private state and its switches)")
     state = runlist.running(args.fabric)
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)
-    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str) and isinstance(spec.get("params"), dict)):
+    if not (isinstance(spec, dict) and isinstance(spec.get("family"), str)
+            and isinstance(spec.get("params"), dict)):
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
     fab = families.from_spec(spec)
     src, dst = fab.nic(args.src), fab.nic(args.dst)

@@ -3,9 +3,9 @@
 SIGINT (Ctrl-C) raises KeyboardInterrupt, SIGTERM and SIGHUP (the terminal went away) raise
 Terminated, so the context managers of a run tear down what it built (Terminated is no
 KeyboardInterrupt: an interactive loop that survives Ctrl-C, like Mininet's CLI, still ends);
-SIGUSR1 raises PartLost, the way a run's watchdog stops the main thread. Inside `teardown()` they only count: a second Ctrl-C must not
-cut a teardown short. `install()` sets these handlers even where the shell started us with
-SIGINT ignored (a background job of a script).
+SIGUSR1 raises PartLost, the way a run's watchdog stops the main thread. Inside `teardown()` they
+only count: a second Ctrl-C must not cut a teardown short. `install()` sets these handlers even
+where the shell started us with SIGINT ignored (a background job of a script).
 """
 from __future__ import annotations
 

@@ -180,7 +180,7 @@ class Emulation(Lifecycle):
         self.net = net
         switch_cls = self.site.switch_class(self.run_id, self.controller)
         for sw in self.fabric.switches.values():
-            net.addSwitch(sw.name, cls=switch_cls, dpid="%016x" % sw.dpid, protocols="OpenFlow15",
+            net.addSwitch(sw.name, cls=switch_cls, dpid=f"{sw.dpid:016x}", protocols="OpenFlow15",
                           failMode="secure", **self.site.switch_options(sw.name, self.datapath))
         for host in self.fabric.hosts.values():
             net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
@@ -318,6 +318,7 @@ class Emulation(Lifecycle):
     def describe(self) -> dict:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
-                "routing": self.options.routing, "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
+                "routing": self.options.routing,
+                "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
                 **self.site.describe(self.net)}
 

@@ -153,7 +153,8 @@ class ClusterSite:
 
     def describe(self, net) -> dict:
         on = self.placement.on
-        info = {"servers": {name: {"ip": s.ip, "switches": sum(1 for n in on(name) if n in self.fabric.switches),
+        info = {"servers": {name: {"ip": s.ip,
+                                   "switches": sum(1 for n in on(name) if n in self.fabric.switches),
                                    "hosts": sum(1 for n in on(name) if n in self.fabric.hosts)}
                             for name, s in self.servers.items()},
                 "cut_links": len(self.placement.cut)}

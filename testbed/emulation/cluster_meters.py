@@ -28,7 +28,8 @@ class RemoteSampler(Sampler):
         self.series = {i: [] for i in self.intfs}
         self._t0 = self.t0 = time.monotonic()
         self._procs, self._threads = [], []
-        options = f"--interval {self.interval} --counter {self.counter}" + (" --queues" if self.queues else "")
+        options = (f"--interval {self.interval} --counter {self.counter}"
+                   + (" --queues" if self.queues else ""))
         for server, intfs in self.placement.items():
             command = f"{python_module('testbed.inhost.portstream')} {options}"
             proc = subprocess.Popen(server.ssh("bash", "-c", shlex.quote(command)),

@@ -154,7 +154,8 @@ for pair in {pairs}; do
 done
 [ "$ns" = " " ] && exit 0
 list() {{ for p in /proc/[0-9]*; do n=$(readlink $p/ns/net 2>/dev/null) || continue
-  case "$ns" in *" $n "*) case "$shells" in *" ${{p#/proc/}} "*) ;; *) echo ${{p#/proc/}};; esac;; esac; done; }}
+  case "$ns" in *" $n "*) case "$shells" in *" ${{p#/proc/}} "*) ;; *) echo ${{p#/proc/}};; esac;; \
+esac; done; }}
 left=$(list); [ -z "$left" ] && exit 0
 kill -TERM $left 2>/dev/null || true
 for i in $(seq 50); do left=$(list); [ -z "$left" ] && exit 0; sleep 0.02; done
@@ -183,9 +184,11 @@ def cleanup(state) -> str:
         delete_links(server, entry["intfs"])
         tag = f"{netdevs.OVS_TAG}={state.run_id}"
         server.run(f"""for b in $(ovs-vsctl --timeout=10 list-br); do
-  ovs-vsctl --timeout=10 get Bridge $b external-ids | tr -d '"' | grep -q '{tag}' && echo "-- --if-exists del-br $b"
+  ovs-vsctl --timeout=10 get Bridge $b external-ids | tr -d '"' | grep -q '{tag}' \
+&& echo "-- --if-exists del-br $b"
 done | xargs -r ovs-vsctl --timeout=30
-if ovs-vsctl --timeout=10 get-ssl | grep -q 'hpn-testbed-{state.run_id}/'; then ovs-vsctl --timeout=10 del-ssl; fi
+if ovs-vsctl --timeout=10 get-ssl | grep -q 'hpn-testbed-{state.run_id}/'; \
+then ovs-vsctl --timeout=10 del-ssl; fi
 rm -rf /var/run/openvswitch/hpn-testbed-{state.run_id}""", timeout=120)
         done.append(name)
     return f"servers {', '.join(done)}" if done else ""
@@ -199,7 +202,8 @@ class AttachedRemoteHost(RouteQueries):
         self.server, self.pid = server, pid
 
     def run_script(self, script: str) -> str:
-        return self.server.run(shlex.join(["nsenter", "-t", str(self.pid), "-n", "bash", "-c", "set -e\n" + script]))
+        return self.server.run(shlex.join(["nsenter", "-t", str(self.pid), "-n",
+                                           "bash", "-c", "set -e\n" + script]))
 
 
 def attached(state):

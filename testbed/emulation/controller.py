@@ -1,8 +1,9 @@
 """The controller of one run: an os-ken process (controller/launcher.py) and the files it owns.
 
-The spec it reads (family, parameters, routing options, the file of a policy defined outside
-the testbed), the status it writes (testbed/model/contract.py: ControllerStatus) and its log
-all live in the run directory; nothing else reads or writes them. The process is recorded in the run state before it is used.
+The spec it reads (family, parameters, routing options, the file of a policy defined outside the
+testbed), the status it writes (testbed/model/contract.py: ControllerStatus) and its log all live in
+the run directory; nothing else reads or writes them. The process is recorded in the run state
+before it is used.
 
 It serves OpenFlow on a Unix socket in a root-only directory of the run under Open vSwitch's
 run directory (the one place ovs-vswitchd connects `unix:` targets to), not on a TCP port:
@@ -83,7 +84,8 @@ class ControllerProcess:
             text = files.read_text(self.sightings_file, "wiring sightings", files.RESULT_MAX)
         except ParamError:
             return []
-        return [files.parse_json(line, "a wiring sighting") for line in text.splitlines() if line.endswith("}")]
+        return [files.parse_json(line, "a wiring sighting") for line in text.splitlines()
+                if line.endswith("}")]
 
     def log(self) -> str:
         try:

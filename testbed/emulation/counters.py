@@ -46,7 +46,7 @@ class Sampler(Ports):
     counter: str = "tx_bytes"
     queues: bool = True            # also read each qdisc's backlog (a netlink dump per interface)
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self.open()
         self.series = {i: [] for i in self.intfs}
         self._stop = threading.Event()

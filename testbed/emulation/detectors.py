@@ -47,7 +47,7 @@ class Detectors(Lifecycle):
             self.procs[name] = self.emu.net[name].spawn(
                 argv, MARKER, out=self.emu.state.file(f"detector-{name}.err"))
         for name, proc in self.procs.items():
-            wait_for(f"the detector on {name}", lambda: self._started(name, proc), 10)
+            wait_for(f"the detector on {name}", lambda name=name, proc=proc: self._started(name, proc), 10)
 
     def _started(self, name: str, proc) -> bool:
         if proc.poll() is not None:

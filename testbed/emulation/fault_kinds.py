@@ -80,7 +80,8 @@ class Arg:
             raise ArgProblem(self.name, f"expected {kind.__name__}, got {value!r}")
         if self.choices is not None and value not in self.choices:
             raise ArgProblem(self.name, f"{value!r}: choose from {', '.join(map(str, self.choices))}")
-        if self.bounds is not None and not (math.isfinite(value) and self.bounds[0] <= value <= self.bounds[1]):
+        if self.bounds is not None and not (math.isfinite(value)
+                                            and self.bounds[0] <= value <= self.bounds[1]):
             raise ArgProblem(self.name, f"{value}: must be between {self.bounds[0]} and {self.bounds[1]}")
         if self.type == PORT and not any(value in (l.a_intf, l.b_intf) for l in fabric.links):
             raise ArgProblem(self.name, f"no port {value!r} in this {fabric.family} fabric "
@@ -131,7 +132,8 @@ class FaultKind:
         names = [a.name for a in self.args]
         for key in given:
             if key not in names:
-                raise ArgProblem(key, f"not a key of a {self.name} fault; it takes {', '.join(names) or 'nothing'}")
+                raise ArgProblem(key, f"not a key of a {self.name} fault; "
+                                      f"it takes {', '.join(names) or 'nothing'}")
         out = {}
         for a in self.args:
             if a.name in given:

@@ -41,7 +41,8 @@ class Flap(FaultKind):
         return args["count"] * args["period"]
 
     def windows(self, args: dict, at: float, end: float) -> list[tuple[float, float]]:
-        return [(at + k * args["period"], at + k * args["period"] + args["down"]) for k in range(args["count"])]
+        return [(at + k * args["period"], at + k * args["period"] + args["down"])
+                for k in range(args["count"])]
 
     def inject(self, faults: Faults, port: str, count: int, period: float, down: float) -> Handle:
         """The whole train, then the link is up: the handle has nothing left to repair."""

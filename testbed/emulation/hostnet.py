@@ -1,8 +1,9 @@
 """Host-side networking, as shell scripts computed from the model (pure, so unit-testable).
 
 Every NIC has one IP (/32) and one MAC and routes through the virtual gateway, for which every
-switch answers ARP (a rule the controller installs). A host with several NICs uses one routing table per NIC, chosen by
-source address, so traffic from NIC i leaves on NIC i. A dual-ported NIC is bonded:
+switch answers ARP (a rule the controller installs). A host with several NICs uses one routing table
+per NIC, chosen by source address, so traffic from NIC i leaves on NIC i. A dual-ported NIC is
+bonded:
 - `bonding`: Linux bonding, balance-xor with a layer3+4 hash and miimon, where the kernel has it;
 - `multipath`: the fallback with the same behaviour: both ports carry the NIC's MAC, the NIC's
   route is an L4-hashed multipath route over both ports, and a nexthop whose port loses carrier

@@ -100,7 +100,8 @@ def _malformed(data) -> str | None:
         if not all(isinstance(x, str) for x in data.get(key, [])):
             return f"{key} are not names"
     hosts = data.get("hosts", {})
-    if not (isinstance(hosts, dict) and all(isinstance(v, int) and not isinstance(v, bool) for v in hosts.values())):
+    if not (isinstance(hosts, dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in hosts.values())):
         return "hosts is not {name: pid}"
     return None
 

@@ -143,8 +143,8 @@ def _install_tools() -> None:
                           capture_output=True, text=True, check=False, timeout=1800)
     if proc.returncode != 0 or _missing_tools():
         lines = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise ParamError(f"could not install what `servers up` needs ({', '.join(_missing_tools())} missing): "
-                         f"{lines[0]}; run `sudo {INSTALL_SH} --servers`")
+        raise ParamError(f"could not install what `servers up` needs ({', '.join(_missing_tools())} "
+                         f"missing): {lines[0]}; run `sudo {INSTALL_SH} --servers`")
 
 
 def _refuse_clashes() -> None:

@@ -19,19 +19,20 @@ def _module(name: str) -> bool:
     return os.path.isdir(f"/sys/module/{name}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def features() -> dict[str, bool]:
     return {
         "ovs_kernel_datapath": _module("openvswitch"),
         "bonding": _probe_netns("ip link add hpnb0 type bond mode balance-xor"),
-        "netem": _probe_netns("ip link add d0 type veth peer name d1; tc qdisc add dev d0 root netem delay 1ms"),
+        "netem": _probe_netns("ip link add d0 type veth peer name d1; "
+                              "tc qdisc add dev d0 root netem delay 1ms"),
         "htb": _probe_netns("ip link add d0 type veth peer name d1; tc qdisc add dev d0 root handle 1: htb"),
         "tc_drop_action": _probe_netns(
             "ip link add d0 type veth peer name d1; tc qdisc add dev d0 clsact;"
             " tc filter add dev d0 egress matchall action drop"),
         "nft_egress_hook": shutil.which("nft") is not None and _probe_netns(
-            "ip link add d0 type veth peer name d1; printf 'table netdev t { chain c { type filter hook egress "
-            "device \"d0\" priority 0; }; }' | nft -f -"),
+            "ip link add d0 type veth peer name d1; printf 'table netdev t { chain c { type filter hook "
+            "egress device \"d0\" priority 0; }; }' | nft -f -"),
         "multipath_routes": os.path.exists("/proc/sys/net/ipv4/fib_multipath_hash_policy"),
     }
 
@@ -84,7 +85,7 @@ def ovs_running() -> bool:
     return sh.ok(["ovs-vsctl", "--timeout=3", "show"], timeout=5)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ovs_rundir() -> str:
     """Open vSwitch's run directory, as ovs-vswitchd spells it (the only place it accepts a
     `unix:` controller target): taken from ovs-vsctl's default database socket."""

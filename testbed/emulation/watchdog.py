@@ -1,13 +1,14 @@
 """A running fabric's watchdog: notices a lost part within a second and says so.
 
-Every POLL_S it checks that the controller process still runs, that it still answers (its
-heartbeat, testbed/emulation/controller.py: a stopped controller is noticed within about half a
-second, a hung one within FROZEN_AFTER_S) and that the controller has not seen a switch disconnect; every SWITCH_POLL_S it also asks Open vSwitch whether each bridge of
-the run is still connected (the switches' own view, which does not depend on the controller
-noticing; OVS updates it in its database every few seconds, so it is the slower backstop: a
-bridge counts as lost once it was seen connected and then not). The first loss is kept in `lost` and, where
-the run's owner took the signal handlers (testbed.core.interrupts), raised in the main thread
-as PartLost, so `up` tears down with a non-zero exit and a scenario reports `invalid`.
+Every POLL_S it checks that the controller process still runs, that it still answers (its heartbeat,
+testbed/emulation/controller.py: a stopped controller is noticed within about half a second, a hung
+one within FROZEN_AFTER_S) and that the controller has not seen a switch disconnect; every
+SWITCH_POLL_S it also asks Open vSwitch whether each bridge of the run is still connected (the
+switches' own view, which does not depend on the controller noticing; OVS updates it in its database
+every few seconds, so it is the slower backstop: a bridge counts as lost once it was seen connected
+and then not). The first loss is kept in `lost` and, where the run's owner took the signal handlers
+(testbed.core.interrupts), raised in the main thread as PartLost, so `up` tears down with a non-zero
+exit and a scenario reports `invalid`.
 
 Meanwhile the switches keep the rules they hold (fail mode secure: no standalone learning
 switch takes over), so traffic on settled paths goes on, but nothing reacts to failures

@@ -23,8 +23,9 @@
     probes    RTT and failover-gap probes between NIC pairs
     runner    the run: Experiment, a Scenario whose claim is its expect clauses
 
-`hpn-testbed run FILE.toml --check` validates one without root; `run FILE.toml` runs it; its JSON gives, for each watched host, NIC or link, its mean
-rate in each phase (before, each fault, after) and `loss`, the relative loss during the first fault.
+`hpn-testbed run FILE.toml --check` validates one without root; `run FILE.toml` runs it; its JSON
+gives, for each watched host, NIC or link, its mean rate in each phase (before, each fault, after)
+and `loss`, the relative loss during the first fault.
 """
 from testbed.experiments.runner import Experiment, load
 

@@ -276,7 +276,8 @@ def link_of(fab, intf: str, r: Reader | None = None, key: str = "port"):
             return link
     if r is None:
         raise ParamError(f"no port {intf!r} in this {fab.family} fabric")
-    r.fail(key, f"no port {intf!r} in this {fab.family} fabric (a host port such as HOST-n0p0, or SWITCH-ethN)")
+    r.fail(key,
+           f"no port {intf!r} in this {fab.family} fabric (a host port such as HOST-n0p0, or SWITCH-ethN)")
 
 
 def switch_port(fab, intf: str, r: Reader, key: str) -> str:
@@ -289,7 +290,8 @@ def switch_port(fab, intf: str, r: Reader, key: str) -> str:
 
 def watched(fab, item: str, r: Reader | None = None, key: str = "throughput") -> Watched:
     if item in fab.hosts:
-        return Watched(item, "host", tuple(l.b_intf for l in fab.host_links() if l.a == item), ("sent", "received"))
+        return Watched(item, "host", tuple(l.b_intf for l in fab.host_links() if l.a == item),
+                       ("sent", "received"))
     nic = next((n for n in fab.nics() if item == n.name), None)
     if nic is not None:
         return Watched(item, "nic", tuple(l.b_intf for l in fab.host_links() if l.a_intf in nic.ports),
@@ -316,6 +318,7 @@ def check_timing(spec: Spec, top: Reader) -> None:
             r.fail("at", f"{f.at:g} is inside the warm-up (the traffic starts at {spec.first_start:g} s, "
                          f"then {spec.warm:g} s of [measure] warm)")
         if f.end > length:
-            r.fail("at", f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
+            r.fail("at",
+                   f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
                    if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
                                  f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

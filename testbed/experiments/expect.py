@@ -55,7 +55,8 @@ def read(r, spec_parts: dict) -> Expect:
     measure = r.get("measure", str, required=True, choices=list(MEASURES))
     for key in r.data:
         if key not in ("measure", "min", "max", *USES[measure]):
-            r.fail(key, f"not a key of a {measure} expectation; it takes {', '.join(USES[measure])}, min, max")
+            r.fail(key,
+                   f"not a key of a {measure} expectation; it takes {', '.join(USES[measure])}, min, max")
     low, high = r.get("min", float, None, bounds=BOUND), r.get("max", float, None, bounds=BOUND)
     if low is None and high is None:
         r.fail(None, "a bound is required: min, max or both")
@@ -63,7 +64,8 @@ def read(r, spec_parts: dict) -> Expect:
         r.fail("max", f"{high:g} is below min={low:g}")
     fields = {"measure": measure, "where": r.where, "low": low, "high": high}
     if measure in ("loss", "throughput"):
-        fields.update(of=read_of(r, spec_parts["throughput"]), phase=read_phase(r, measure, spec_parts["faults"]))
+        fields.update(of=read_of(r, spec_parts["throughput"]),
+                      phase=read_phase(r, measure, spec_parts["faults"]))
     elif measure == "busbw":
         fields["traffic"] = read_traffic(r, spec_parts["traffic"])
     else:

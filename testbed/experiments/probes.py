@@ -49,7 +49,8 @@ class Probes:
         for src, dst in self.spec.rtt:
             self.rtt[f"{src} -> {dst}"] = RttProbe(self.emu, fab.nic(src), fab.nic(dst), seconds)
         for src, dst in self.spec.gaps:
-            self.gaps[f"{src} -> {dst}"] = GapProbe(self.emu, fab.nic(src), fab.nic(dst), seconds, GAP_INTERVAL)
+            self.gaps[f"{src} -> {dst}"] = GapProbe(self.emu, fab.nic(src), fab.nic(dst), seconds,
+                                                    GAP_INTERVAL)
 
     def read(self, elapsed: float) -> tuple[dict, dict]:
         """({pair: RTT samples}, {pair: gap figures}) once the probes end."""

@@ -191,7 +191,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
     def judge(self, figures: dict) -> Judgement:
         parts = []
         for name, item in figures["throughput"].items():
-            means = ", ".join(f"{phase} {v if v is not None else '-'}" for phase, v in item["phases_mbps"].items())
+            means = ", ".join(f"{phase} {v if v is not None else '-'}"
+                              for phase, v in item["phases_mbps"].items())
             loss = f" (loss {item['loss']:.1%})" if item["loss"] is not None else ""
             parts.append(f"{name} {item['direction']} Mbit/s: {means}{loss}")
         for port, q in figures["queues"].items():
@@ -208,7 +209,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         if clauses:
             held = sum(c["held"] for c in clauses)
             headline = f"{held} of {len(clauses)} expectations held; " + headline
-            parts += [f"{c['expect']}: {shown(c['value'])} ({'held' if c['held'] else 'NOT held'})" for c in clauses]
+            parts += [f"{c['expect']}: {shown(c['value'])} ({'held' if c['held'] else 'NOT held'})"
+                      for c in clauses]
         verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
         valid = figures["cpu_busy"] <= BUSY_LIMIT
         expectation = "; ".join(e.label for e in self.spec.expects) or \
@@ -224,7 +226,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         for ax, series, unit in zip(axes, (rates, levels), ("Mbit/s", "queue (KB)")):
             for k, (label, _, _, windows) in enumerate(result.setup["faults"]):
                 for w, (start, end) in enumerate(windows):
-                    plots.shade(ax, start, end, None if w else label, plots.COLOURS[(k + 3) % len(plots.COLOURS)])
+                    plots.shade(ax, start, end, None if w else label,
+                                plots.COLOURS[(k + 3) % len(plots.COLOURS)])
             plots.lines(ax, series)
             ax.set_xlabel(result.setup["x_label"])
             ax.set_ylabel(unit)

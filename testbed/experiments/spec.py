@@ -156,7 +156,8 @@ class Reader:
 
     def __init__(self, path: str, locator: Locator, table: str, index: int, data: dict, allowed):
         self.path, self.locator, self.table, self.index, self.data = path, locator, table, index, data
-        self.where = f"[[{table}]] {index}" if table in ("traffic", "fault", "expect") else f"[{table}]" if table else "top level"
+        self.where = (f"[[{table}]] {index}" if table in ("traffic", "fault", "expect")
+                      else f"[{table}]" if table else "top level")
         if not isinstance(data, dict):
             self.fail(None, "expected a table")
         if allowed is not None:

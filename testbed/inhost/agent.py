@@ -162,7 +162,7 @@ class Agent:
                 with self.lock:
                     self.readers.append(t)
         except Exception as e:
-            self.error("listen %s:%d %r" % (ip, port, e))
+            self.error(f"listen {ip}:{port:d} {e!r}")
 
     def read(self, conn: socket.socket, idx: int) -> None:
         n, first = 0, None
@@ -175,7 +175,7 @@ class Agent:
                     first = time.monotonic()
                 n += len(b)
         except Exception as e:
-            self.error("recv %r" % e)
+            self.error(f"recv {e!r}")
         last = time.monotonic()
         conn.close()
         with self.lock:
@@ -201,7 +201,7 @@ class Agent:
             with self.lock:
                 self.out["send"].append([idx, t0, time.monotonic(), per_conn])
         except Exception as e:
-            self.error("send %d %r" % (idx, e))
+            self.error(f"send {idx:d} {e!r}")
 
     def send_everything(self) -> None:
         senders = [threading.Thread(target=self.send, args=(idx, item))

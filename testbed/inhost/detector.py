@@ -102,7 +102,8 @@ class Port:
 class Detector:
     def __init__(self, nics: list[dict], interval: float, dead_after: float, recover: int, log,
                  make_port=Port):
-        self.nics, self.interval, self.dead_after, self.recover, self.log = nics, interval, dead_after, recover, log
+        self.nics, self.interval, self.dead_after = nics, interval, dead_after
+        self.recover, self.log = recover, log
         self.ports = [make_port(p, nic) for nic in nics for p in nic["ports"]]
         self.by_nic = {nic["ip"]: [p for p in self.ports if p.nic is nic] for nic in nics}
         self.running = True

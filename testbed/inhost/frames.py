@@ -2,11 +2,11 @@
 
     python -m testbed.inhost.frames < LINES      (as root, in the root namespace)
 
-Each line is `PID PORT HEXFRAME`: the frame leaves on PORT of the host whose network namespace
-PID holds (PID 0: the root namespace, e.g. a switch port's own interface). One process enters each host's namespace in turn (setns), so a thousand frames cost
-one interpreter start, and nothing on a command line grows with the fabric. What is sent (a
-NIC's gratuitous ARP, a wiring probe) is built by the caller. Standard library only: it starts
-fast.
+Each line is `PID PORT HEXFRAME`: the frame leaves on PORT of the host whose network namespace PID
+holds (PID 0: the root namespace, e.g. a switch port's own interface). One process enters each
+host's namespace in turn (setns), so a thousand frames cost one interpreter start, and nothing on a
+command line grows with the fabric. What is sent (a NIC's gratuitous ARP, a wiring probe) is built
+by the caller. Standard library only: it starts fast.
 """
 from __future__ import annotations
 

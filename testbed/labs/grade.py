@@ -50,9 +50,10 @@ class Report:
 
 def check(lab: Lab, answers_path, results_dir=None) -> Report:
     if lab.key is None:
-        raise ParamError(f"lab {lab.number}: its answer key (labs/instructor/{lab.name}/questions.toml) is not "
-                         "on this machine (a students' VM leaves labs/instructor/ out): hand answers.toml and "
-                         f"out/ to your instructor, who runs `hpn-testbed lab check {lab.number} answers.toml`")
+        raise ParamError(f"lab {lab.number}: its answer key (labs/instructor/{lab.name}/questions.toml) "
+                         "is not on this machine (a students' VM leaves labs/instructor/ out): hand "
+                         "answers.toml and out/ to your instructor, who runs "
+                         f"`hpn-testbed lab check {lab.number} answers.toml`")
     answers_path = Path(answers_path)
     root = Path(results_dir) if results_dir else default_results(answers_path)
     answers = read_answers(lab, answers_path)
@@ -84,7 +85,8 @@ def expected(q: Question, found: dict):
     try:
         env = {name: expr.lookup(result, path) for name, path in q.vars.items()}
         return expr.evaluate(q.expect, env), ""
-    except (expr.Missing, TypeError, ValueError, ZeroDivisionError, KeyError, AttributeError, OverflowError) as e:
+    except (expr.Missing, TypeError, ValueError, ZeroDivisionError, KeyError, AttributeError,
+            OverflowError) as e:
         return None, f"{q.source} does not have what this question reads ({e}): was it run as the sheet says?"
 
 
@@ -128,7 +130,8 @@ def params_note(q: Question, result: dict) -> str:
         return ""
     used = ", ".join(f"{k}={shown(u)}" for k, (u, _) in differ.items())
     asked = ", ".join(f"{k}={a}" for k, (_, a) in differ.items())
-    return f"your run {q.source} used {used}, the question is about {asked}" + (f": run `{q.run}`" if q.run else "")
+    return (f"your run {q.source} used {used}, the question is about {asked}"
+            + (f": run `{q.run}`" if q.run else ""))
 
 
 def same(used, assumed) -> bool:
@@ -191,7 +194,8 @@ def answer_of(q: Question, raw, where: str):
     except (TypeError, OverflowError, ValueError):    # None, or an integer past a float's range
         number = None
     if number is None or not math.isfinite(number):
-        raise ParamError(f"{where}: {q.id} = {str(raw)[:40]!r}: expected a number (0.25, \"1/4\", \"25%\", \"1,024\" "
+        raise ParamError(f"{where}: {q.id} = {str(raw)[:40]!r}: expected a number (0.25, \"1/4\", \"25%\", "
+                         f"\"1,024\" "
                          "or \"15:1\")")
     return float(number)
 

@@ -52,7 +52,8 @@ class ProbeRun:
     def __enter__(self) -> ProbeRun:
         hosts = {p.src.host for p in self.probes} | {p.dst.host for p in self.probes}
         pids = {h: self.emu.net[h].pid for h in hosts}
-        self.proc = subprocess.Popen([sys.executable, "-I", "-m", MARKER, str(self.seconds), str(self.interval)],
+        self.proc = subprocess.Popen([sys.executable, "-I", "-m", MARKER, str(self.seconds),
+                                      str(self.interval)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      start_new_session=True)
         self.emu.state.add_process(self.proc.pid, MARKER)

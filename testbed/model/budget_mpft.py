@@ -16,8 +16,8 @@ def count(fab: Fabric) -> dict:
     planes = sorted({s.plane for s in sw.values()})
     leaves = [s for s in sw.values() if s.role == "leaf"]
     spines = [s for s in sw.values() if s.role == "spine"]
-    per_plane = lambda group: one([sum(1 for s in group if s.plane == k) for k in planes],
-                                   "switches per plane")
+    def per_plane(group):
+        return one([sum(1 for s in group if s.plane == k) for k in planes], "switches per plane")
     ports = one([fab.ports_of(s.name) for s in sw.values()], "ports per switch")
     rate = one([l.gbps for l in fab.links], "link rate")
     down = one([len(t.host_links[s.name]) for s in leaves], "hosts per leaf")

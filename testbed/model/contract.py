@@ -65,7 +65,10 @@ class ControllerStatus:
             return cls(written=False)
         known = {f.name for f in fields(cls)} - {"written"}
         d = {k: v for k, v in data.items() if k in known}
-        ports = lambda xs: tuple((str(sw), int(p)) for sw, p in xs)
+
+        def ports(xs):
+            return tuple((str(sw), int(p)) for sw, p in xs)
+
         for key in ("connected", "lost", "isolated"):
             d[key] = tuple(d.get(key) or ())
         d["down"] = ports(d.get("down") or ())

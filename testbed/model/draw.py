@@ -1,9 +1,10 @@
 """A teaching picture of a fabric: tiers in rows, links coloured by plane, rail or pod.
 
 Hosts sit at the bottom, then tier 1 (ToR / leaf / edge), tier 2 (agg / spine) and tier 3 (core).
-Links are coloured by what separates the family's traffic, as each family says (Family.group):
-HPN by plane (the ToR side of a pair), or by rail for single-ToR; MPFT by plane; MRFT by rail
-(its spines are shared, so they stay grey); a three-tier Clos by pod. Uses matplotlib's Agg canvas directly, never pyplot or a display.
+Links are coloured by what separates the family's traffic, as each family says (Family.group): HPN
+by plane (the ToR side of a pair), or by rail for single-ToR; MPFT by plane; MRFT by rail (its
+spines are shared, so they stay grey); a three-tier Clos by pod. Uses matplotlib's Agg canvas
+directly, never pyplot or a display.
 """
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class Fabric:
         for index, rail in enumerate(nic_rails):
             ip = ip_of(index)
             octets = [int(x) for x in ip.split(".")]
-            mac = "02:00:%02x:%02x:%02x:%02x" % tuple(octets)   # the MAC spells the IP
+            mac = "02:00:" + ":".join(f"{o:02x}" for o in octets)   # the MAC spells the IP
             ports = tuple(f"{name}-n{index}p{p}" for p in range(ports_per_nic))
             nics.append(Nic(name, index, rail, ip, mac, ports))
         host = Host(name, tuple(coords), tuple(nics), pod)
@@ -168,7 +168,7 @@ class Fabric:
     def host_links(self) -> list[Link]:
         return [l for l in self.links if l.a not in self.switches]
 
-    def line_mbit(self, owner: "str | Nic") -> float:
+    def line_mbit(self, owner: str | Nic) -> float:
         """Emulated line rate (Mbit/s: the paper's Gb/s times `scale`) of a NIC's ports, or of
         every port of a host given by name."""
         ports = owner.ports if isinstance(owner, Nic) else \
@@ -288,7 +288,7 @@ class Fabric:
 
     def validate(self, emulated: bool = True) -> None:
         """Checks every family shares: the radix, and (to be emulated) interface-name length."""
-        radix = getattr(self.params, "radix")
+        radix = self.params.radix
         for name in self.switches:
             if self.ports_of(name) > radix:
                 raise ParamError(

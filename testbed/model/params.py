@@ -72,7 +72,7 @@ class Params:
         return [(f.name, _type_name(hints[f.name]), f.default) for f in dataclasses.fields(cls)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cls) -> dict:
     return typing.get_type_hints(cls)
 

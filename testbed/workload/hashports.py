@@ -62,5 +62,6 @@ def in_turns(candidates: list[int], devs: list, ports: tuple[str, ...], want: in
     if len(ports) < 2 or len(devs) != len(candidates) or not set(devs) & set(ports):
         return tuple(candidates[:want])
     groups = by_port(candidates, devs)
-    turns = [s for row in itertools.zip_longest(*(groups.get(p, []) for p in ports)) for s in row if s is not None]
+    turns = [s for row in itertools.zip_longest(*(groups.get(p, []) for p in ports))
+             for s in row if s is not None]
     return tuple(sorted(turns[:want]))

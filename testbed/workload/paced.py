@@ -65,7 +65,8 @@ class PacedLoad:
         self.received: list[int] = []
 
     def lines(self) -> list[str]:
-        pid = {h: self.emu.net[h].pid for h in {f.src.host for f in self.flows} | {f.dst.host for f in self.flows}}
+        pid = {h: self.emu.net[h].pid for h in {f.src.host for f in self.flows}
+               | {f.dst.host for f in self.flows}}
         listen = sorted({(f.dst.host, f.dst.ip, f.dport) for f in self.flows})
         count = " count" if self.count else ""
         return ([f"listen {pid[h]} {ip} {port}{count}" for h, ip, port in listen]

@@ -19,7 +19,8 @@ def traced_ports(emu, src: Nic, dst: Nic, sport: int, dport: int) -> tuple[Port,
     """The egress ports (switch, port) a 5-tuple leaves its switches by, read from the switches."""
     hops = emulation_trace(emu, src, dst, sport=sport, dport=dport)
     if not hops or hops[-1].out_port is None:
-        raise TestbedError(f"{src.ip}:{sport} -> {dst.ip}:{dport} is dropped at {hops[-1].switch if hops else '?'}")
+        raise TestbedError(f"{src.ip}:{sport} -> {dst.ip}:{dport} is dropped at "
+                           f"{hops[-1].switch if hops else '?'}")
     return tuple((h.switch, h.out_port) for h in hops)
 
 

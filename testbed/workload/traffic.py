@@ -94,7 +94,8 @@ def wait_client(emu: Emulation, client: Client, timeout: float) -> dict:
     try:
         result = json.loads(text)
     except ValueError:
-        raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip} gave no JSON:\n{text[-2000:]}")
+        raise TestbedError(
+            f"iperf3 {flow.src.ip} -> {flow.dst.ip} gave no JSON:\n{text[-2000:]}") from None
     if "error" in result:
         raise TestbedError(f"iperf3 {flow.src.ip} -> {flow.dst.ip}: {result['error']}")
     return result

@@ -33,12 +33,14 @@ def check_run(emu, coll):
     (run,) = C.run(emu, coll)
     after = C.host_port_counters(emu)
     # every byte of every transfer was read by its receiver, between the planned pairs
-    assert all(f.received == f.requested for f in run.flows), [f for f in run.flows if f.received != f.requested]
+    assert all(f.received == f.requested for f in run.flows), [f for f in run.flows
+                                                               if f.received != f.requested]
     assert as_run(run) == coll.matrix(False)
     assert as_run(run, relay=True) == coll.matrix(True)
     # the fabric delivered the fabric transfers' bytes (and the relays never touched it)
     delivered = C.delivered_payload(before, after)
-    assert abs(delivered - coll.fabric_bytes()) <= 0.02 * coll.fabric_bytes(), (delivered, coll.fabric_bytes())
+    assert abs(delivered - coll.fabric_bytes()) <= 0.02 * coll.fabric_bytes(), (delivered,
+                                                                                coll.fabric_bytes())
     assert len(run.phase_seconds) == len(coll.phase_names)
     assert run.seconds == pytest.approx(sum(run.phase_seconds))
     assert run.busbw == pytest.approx(run.algbw * coll.busbw_factor())

@@ -57,7 +57,7 @@ def test_the_tor_answers_the_probes_itself(emu):
     for port in emu.fabric.hosts[HOST].nics[0].ports:
         link = emu.fabric.host_link(port)
         match = f"table=0,arp,arp_op=1,arp_tpa={GATEWAY_IP}"
-        wait_for(f"{link.b} to answer probes from {port}", lambda: int(re.search(
+        wait_for(f"{link.b} to answer probes from {port}", lambda link=link, match=match: int(re.search(
             r"n_packets=(\d+)", emu.ofctl("dump-flows", link.b, match)).group(1)) > 0, 5)
 
 

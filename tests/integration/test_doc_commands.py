@@ -50,7 +50,8 @@ def test_the_guide_command_runs(cmd, clone):
         argv += sorted(glob.glob(word, root_dir=clone)) if "*" in word else [word]
     proc = subprocess.run([str(BIN / "hpn-testbed"), *argv], cwd=clone, capture_output=True, text=True,
                           timeout=300, check=False, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0, \
+        f"{cmd}: exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
     assert "Traceback" not in proc.stderr, proc.stderr
     for word in argv:
         if word.endswith((".png", ".svg", ".pdf")):

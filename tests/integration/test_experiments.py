@@ -29,7 +29,8 @@ def test_every_experiment_file_runs(tmp_path, path):
     proc, (result,) = run_until_valid(str(path), "--out", str(tmp_path), timeout=600)
     assert result["verdict"] == "measured" and proc.returncode == 0, proc.stderr[-2000:]
     figures = result["figures"]
-    assert figures["throughput"] and all(item["phases_mbps"]["before"] for item in figures["throughput"].values())
+    assert figures["throughput"] and all(item["phases_mbps"]["before"]
+                                         for item in figures["throughput"].values())
     names = [p[0] for p in figures["phases"]]
     assert names[0] == "before" and (names[-1] == "after") == bool(result["setup"]["faults"])
     assert Path(result["files"]["json"]).is_file() and Path(result["files"]["png"]).is_file()

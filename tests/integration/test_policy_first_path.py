@@ -47,7 +47,8 @@ def test_up_check_brings_it_up():
     run = (f"from testbed.model import policies; policies.load_file({__file__!r}); "
            "from testbed.cli import main; "
            "raise SystemExit(main(['up', 'clos3', '--policy', 'first-path', '--check', '--json']))")
-    proc = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run([sys.executable, "-c", run], capture_output=True, text=True, timeout=300,
+                          check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert '"passed": true' in proc.stdout and '"passed": false' not in proc.stdout
 

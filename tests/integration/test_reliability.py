@@ -149,7 +149,7 @@ def claim_dpid(path: str, dpid: int) -> bool:
             while recv_message(s)[0] != 14:                          # FLOW_MOD
                 pass
             return True
-        except (ConnectionError, socket.timeout, OSError):
+        except (TimeoutError, ConnectionError, OSError):
             return False
 
 

@@ -18,7 +18,8 @@ def tier_choices(emu, src, dst):
         hops = emulation_trace(emu, src, dst, sport=sport)
         assert len(hops) == 5 and hops[-1].out_port, hops   # edge, agg, core, agg, edge
         edge, agg = hops[0], hops[1]
-        uplinks = lambda sw: sorted(l.a_port for l in fab.switch_links() if l.a == sw)
+        def uplinks(sw):
+            return sorted(l.a_port for l in fab.switch_links() if l.a == sw)
         choices.append((uplinks(edge.switch).index(edge.out_port),
                         uplinks(agg.switch).index(agg.out_port)))
     return choices

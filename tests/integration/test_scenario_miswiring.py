@@ -17,7 +17,8 @@ pytestmark = pytest.mark.integration
 def run_quick(out: Path, *settings: str) -> tuple[dict, subprocess.CompletedProcess]:
     """`run miswiring --quick`, again (at most 3 times) only while the verdict is invalid: the CPU,
     not the fabric, was the bottleneck."""
-    proc, (result,) = run_until_valid("miswiring", "--quick", "--out", str(out), *sets(*settings), timeout=300)
+    proc, (result,) = run_until_valid("miswiring", "--quick", "--out", str(out), *sets(*settings),
+                                      timeout=300)
     return result, proc
 
 

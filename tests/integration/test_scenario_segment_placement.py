@@ -16,7 +16,8 @@ pytestmark = pytest.mark.integration
 def quick_run(tmp_path, *settings):
     """The scenario's quick run with --json, again (at most three times) while invalid: a run on a
     saturated CPU measured the emulator, not the fabric."""
-    proc, (result,) = run_until_valid("segment-placement", "--quick", *sets(*settings), "--out", str(tmp_path),
+    proc, (result,) = run_until_valid("segment-placement", "--quick", *sets(*settings), "--out",
+                                      str(tmp_path),
                                       timeout=300)
     return proc, result
 

@@ -57,7 +57,8 @@ def test_ctrl_c_mid_fault_cleans_up(scenario, tmp_path):
         if scenario == "link-flap":
             wait_for("the first flap", lambda: link_is_down(link.b_intf), 60, 0.01)
         else:
-            wait_for("the one-way fault", lambda: host_has_nft_fault(runstate.RunState.load(state.dir)), 60, 0.05)
+            wait_for("the one-way fault", lambda: host_has_nft_fault(runstate.RunState.load(state.dir)), 60,
+                     0.05)
         state = runstate.RunState.load(state.dir)    # everything it has started by now
         os.killpg(proc.pid, signal.SIGINT)            # what Ctrl-C in its terminal does
         out, _ = proc.communicate(timeout=90)

@@ -55,7 +55,8 @@ def on(server, script):
 # sshd) and this inventory's own ssh session (the ancestors of its shell, whatever OpenSSH calls
 # them: sshd, or sshd-session since OpenSSH 10, and the shell's own children such as ps). Told
 # apart by PID, never by a daemon's name.
-OTHERS = """own=" 1 $(cat /run/openvswitch/ovsdb-server.pid /run/openvswitch/ovs-vswitchd.pid {sdir}/sshd.pid | tr '\\n' ' ')"
+OTHERS = """own=" 1 $(cat /run/openvswitch/ovsdb-server.pid /run/openvswitch/ovs-vswitchd.pid \
+{sdir}/sshd.pid | tr '\\n' ' ')"
 p=$$; while [ "$p" -gt 1 ]; do own="$own$p "; p=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); done
 ps -e -o pid=,ppid=,comm= | while read -r pid ppid comm; do
   case "$own" in *" $pid "*) continue ;; esac; [ "$ppid" = $$ ] || echo "$comm"; done"""

@@ -33,7 +33,8 @@ def test_many_flows_cost_one_process():
 
 def test_a_counting_listener_counts_what_each_flow_delivered():
     out = blast(["listen 0 127.0.0.1 47003 count", "listen 0 127.0.0.1 47004",
-                 "flow 0 127.0.0.1 47201 127.0.0.1 47003 20000", "flow 0 127.0.0.1 47202 127.0.0.1 47003 40000",
+                 "flow 0 127.0.0.1 47201 127.0.0.1 47003 20000",
+                 "flow 0 127.0.0.1 47202 127.0.0.1 47003 40000",
                  "flow 0 127.0.0.1 47203 127.0.0.1 47004 20000"], seconds=1.0)
     # loopback loses nothing: each flow into the counting listener delivered what it sent;
     # the flow into the other listener is not counted

@@ -36,7 +36,8 @@ def install_sh_packages() -> set[str]:
 
 
 def readme_test_command() -> str:
-    m = re.search(r"^sudo (make \S+)\s+# install what is missing, run the unit", (ROOT / "README.md").read_text(), re.M)
+    m = re.search(r"^sudo (make \S+)\s+# install what is missing, run the unit",
+                  (ROOT / "README.md").read_text(), re.M)
     assert m, "README names no test command"
     return m.group(1)
 
@@ -58,5 +59,6 @@ def test_the_workflow_runs_ci_run_and_nothing_else_that_installs():
 
 
 def test_the_step_reader_sees_blocks_and_lines():
-    text = "steps:\n  - run: echo one\n  - name: x\n    run: |\n      apt-get install -y foo\n      make test\n  - uses: y\n"
+    text = ("steps:\n  - run: echo one\n  - name: x\n    run: |\n      apt-get install -y foo\n"
+            "      make test\n  - uses: y\n")
     assert run_steps(text) == ["echo one", "apt-get install -y foo\nmake test"]

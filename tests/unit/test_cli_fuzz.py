@@ -58,7 +58,8 @@ RULES_AND_SIZES = [
     ("hpn", ["rails=3"]), ("hpn", ["tors=3"]), ("hpn", ["tors=6"]), ("hpn", ["backup_hosts=2"]),
     ("hpn", ["single_tor=true", "dual_plane=true"]), ("hpn", ["pods=16", "segments=17"]),
     ("hpn", ["pods=200"]), ("hpn", ["pods=100000"]), ("hpn", ["aggs_per_plane=1000000"]),
-    ("hpn", ["aggs_per_plane=60000", "radix=65280"]), ("hpn", ["radix=3"]), ("hpn", ["host_gbps=1", "scale=0.005"]),
+    ("hpn", ["aggs_per_plane=60000", "radix=65280"]), ("hpn", ["radix=3"]),
+    ("hpn", ["host_gbps=1", "scale=0.005"]),
     ("hpn", ["scale=0.0001", "host_gbps=50"]), ("hpn", ["scale=1e-9"]), ("hpn", ["single_tor=maybe"]),
     ("hpn", ["dual_plane=2"]), ("hpn", ["cores=0"]), ("hpn", ["hosts=250", "segments=2", "radix=65280"]),
     ("clos3", ["pods=16", "edges=17"]), ("clos3", ["hosts_per_edge=100"]),
@@ -143,7 +144,8 @@ CAPTURE = [
     ["capture", "p0s0h0-n0p0", "--bogus"], ["capture", "p0s0h0-n0p0", "extra"],
 ]
 
-CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMENTS, *COMBINATIONS, *PS, *CAPTURE]
+CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMENTS, *COMBINATIONS, *PS,
+         *CAPTURE]
 
 
 @pytest.fixture

@@ -144,10 +144,12 @@ PAGES = [*doc_commands.docs(), ROOT / "labs" / "README.md"]
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_link_stays_in_the_repository_and_finds_its_target(page):
     for target in LINK.findall(page.read_text()):
-        assert "://" not in target and not target.startswith("/"), f"{page.name}: {target} leaves the repository"
+        assert "://" not in target and not target.startswith("/"), \
+            f"{page.name}: {target} leaves the repository"
         path, _, anchor = target.partition("#")
         where = (page.parent / path).resolve() if path else page
-        assert where.exists() and ROOT in where.parents or where == ROOT, f"{page.name}: {target} does not exist"
+        assert where.exists() and ROOT in where.parents or where == ROOT, \
+            f"{page.name}: {target} does not exist"
         if anchor:
             assert where.suffix == ".md" and anchor in anchors(where), f"{page.name}: no heading for {target}"
 

@@ -5,8 +5,8 @@ import pytest
 
 from testbed.core.errors import ParamError
 from testbed.model import FAMILIES, make_fabric
-from testbed.model.families import get
 from testbed.model.draw import MAX_NODES, draw
+from testbed.model.families import get
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -48,7 +48,8 @@ MALFORMED = [
     ("100 s fault on 10 s of traffic beside a collective",
      edit("[[fault]]", COLLECTIVE + "[[fault]]", edit("for = 3.0", "for = 100.0")),
      "after the traffic (10 s", False),
-    ("detector on clos3", CLOS.replace("ROUTING", "detector = true"), "detector: the detector watches", False),
+    ("detector on clos3", CLOS.replace("ROUTING", "detector = true"), "detector: the detector watches",
+     False),
     ("per-port core on clos3", CLOS.replace("ROUTING", 'core = "per-port"'), "per-port core rules are HPN's",
      False),
     ("an unknown table", BASE + "[faults]\nat = 1\n", "top level: faults: unknown key", True),
@@ -74,13 +75,16 @@ MALFORMED = [
     ("an rtt pair on one host", BASE + 'rtt = [["p0s0h0-n0", "p0s0h0-n1"]]\n', "a probe crosses the fabric",
      False),
     ("an rtt probe of no NIC", BASE + 'rtt = [["p0s0h0-n0", "p0s0h1-n7"]]\n', "no NIC 'p0s0h1-n7'", False),
-    ("an expectation without a bound", BASE + '\n[[expect]]\nmeasure = "loss"\n', "a bound is required", True),
+    ("an expectation without a bound", BASE + '\n[[expect]]\nmeasure = "loss"\n', "a bound is required",
+     True),
     ("an unknown measure", BASE + EXPECT.replace('"loss"', '"jitter"'), "'jitter': choose from", True),
     ("a phase that is no phase", BASE + EXPECT + 'phase = "during"\n', "before, after or fault N", True),
     ("a loss before the fault", BASE + EXPECT + 'phase = "before"\n', "a loss is measured during a fault",
      False),
-    ("a second fault that is not there", BASE + EXPECT + 'phase = "fault 2"\n', "has 1 [[fault]] table", False),
-    ("a loss of something not watched", BASE + EXPECT + 'of = "p0s0h1"\n', "is not under [measure] throughput",
+    ("a second fault that is not there", BASE + EXPECT + 'phase = "fault 2"\n', "has 1 [[fault]] table",
+     False),
+    ("a loss of something not watched", BASE + EXPECT + 'of = "p0s0h1"\n',
+     "is not under [measure] throughput",
      False),
     ("busbw of iperf3", BASE + '\n[[expect]]\nmeasure = "busbw"\ntraffic = 1\nmax = 5\n',
      "busbw is a collective's", False),
@@ -164,7 +168,8 @@ def test_check_as_an_unprivileged_user(tmp_path):
     drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
     env = {**os.environ, "HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
     run = [*drop, sys.executable, "-m", "testbed", "run"]
-    good = subprocess.run([*run, *map(str, EXAMPLES), "--check"], capture_output=True, text=True, cwd=tmp_path,
+    good = subprocess.run([*run, *map(str, EXAMPLES), "--check"], capture_output=True, text=True,
+                          cwd=tmp_path,
                           env=env, timeout=120, check=False)
     assert good.returncode == 0 and len(good.stdout.splitlines()) == len(EXAMPLES), good.stderr
     proc = subprocess.run([*run, str(bad), "--check"], capture_output=True, text=True, cwd=tmp_path, env=env,

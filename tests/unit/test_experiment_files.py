@@ -98,9 +98,11 @@ def test_a_bad_file_names_its_line_and_key(tmp_path, old, new, line, message):
 def test_missing_tables_and_keys(tmp_path):
     for text, message in [("name = 'x'\n", "top level: fabric is required"),
                           ("[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] is required"),
-                          ("[fabric]\nfamily = 'hpn'\n[traffic]\nkind = 'iperf3'\n", "traffic: expected list"),
+                          ("[fabric]\nfamily = 'hpn'\n[traffic]\nkind = 'iperf3'\n",
+                           "traffic: expected list"),
                           ("[fabric]\nnics = 2\n[[traffic]]\nkind = 'moe'\n", "[fabric]: family is required"),
-                          ("[fabric]\nfamily = 'hpn'\n[[traffic]]\nkind = 'pipeline'\n", "stages is required")]:
+                          ("[fabric]\nfamily = 'hpn'\n[[traffic]]\nkind = 'pipeline'\n",
+                           "stages is required")]:
         with pytest.raises(ParamError, match=".*" + message.replace("[", "\\[").replace("]", "\\]")):
             check.load(write(tmp_path, text))
     with pytest.raises(ParamError, match="No such file"):
@@ -123,7 +125,8 @@ def test_switch_faults_and_flaps(tmp_path):
     text = EXAMPLE.replace('kind = "link-down"', 'kind = "switch-down"').replace(
         'port = "p0s0h0-n0p0"', 'switch = "p0s0r0t0"')
     assert check.load(write(tmp_path, text)).faults[0].target == "p0s0r0t0"
-    flap = EXAMPLE.replace('kind = "link-down"', 'kind = "flap"').replace("for = 3.0", "count = 2\nperiod = 1.0\ndown = 1.5")
+    flap = EXAMPLE.replace('kind = "link-down"', 'kind = "flap"')
+    flap = flap.replace("for = 3.0", "count = 2\nperiod = 1.0\ndown = 1.5")
     with pytest.raises(ParamError, match=":19: \\[\\[fault\\]\\] 1: down: 1.5: must be shorter than period"):
         check.load(write(tmp_path, flap))
 

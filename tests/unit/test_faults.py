@@ -55,7 +55,8 @@ def test_detector_specs_cover_dual_ported_nics_only():
 
 
 def test_rates_stalls_and_iperf_intervals():
-    samples = [(0.0, 0, 0), (0.5, 1_000_000, 0), (1.0, 1_000_000, 0), (1.5, 1_000_000, 0), (2.0, 2_000_000, 0)]
+    samples = [(0.0, 0, 0), (0.5, 1_000_000, 0), (1.0, 1_000_000, 0), (1.5, 1_000_000, 0),
+               (2.0, 2_000_000, 0)]
     r = meters.rates(samples)
     assert r == [(0.5, 16.0), (1.0, 0.0), (1.5, 0.0), (2.0, 16.0)]
     assert meters.longest_stall(r, 1.0) == 1.0

@@ -162,7 +162,8 @@ def state_cases():
     for key, value in broken:
         yield "state.json", f"{key}={json.dumps(value)[:10]}", json.dumps({**good, key: value}).encode()
     yield "state.json", "not an object", b"[]"
-    yield "state.json", "still coming up", json.dumps({k: v for k, v in good.items() if k != "hosts"}).encode()
+    yield "state.json", "still coming up", json.dumps({k: v for k, v in good.items()
+                                                       if k != "hosts"}).encode()
     for spec in ([], {"family": 1, "params": {}}, {"family": "nosuch", "params": {}},
                  {"family": "hpn", "params": []}, {"family": "hpn", "params": {"pods": "x"}},
                  {"family": "hpn", "params": {"pods": 100000}}, {"family": "hpn"}):
@@ -202,12 +203,14 @@ def output_cases():
                        ("{tmp}/p.png", plant("directory", "p.png")), ("{tmp}/p.png", plant("fifo", "p.png")),
                        ("{tmp}/p.png", plant("/dev/null", "p.png")), ("{tmp}/.p.png", None),
                        ("{tmp}/" + "p" * 300 + ".png", None), ("", None), ("{tmp}/nodir/p.png", None),
-                       ("{tmp}/file/p.png", None), ("{tmp}", None), ("{tmp}/p[red].png", victim_link("p[red].png")),
+                       ("{tmp}/file/p.png", None), ("{tmp}", None),
+                       ("{tmp}/p[red].png", victim_link("p[red].png")),
                        ("{tmp}/a\0b.png", None), ("/proc/self/p.png", None)]:
         yield f"--png {png[-16:]}", [*show, "--png", png], setup
     for out in ("", "{tmp}/file", "{tmp}/file/sub", "/proc/self/x", "{tmp}/" + "d" * 5000):
         yield f"--out {out[-12:]}", ["run", "link-flap", "--quick", "--out", out], None
-    for kind, target in [("victim", "link-flap.json"), ("victim", "link-flap.png"), ("readonly", "link-flap.json"),
+    for kind, target in [("victim", "link-flap.json"), ("victim", "link-flap.png"),
+                         ("readonly", "link-flap.json"),
                          ("directory", "link-flap.json"), ("fifo", "link-flap.png"),
                          ("victim", "link-flap.run2.json"), ("victim", "link-flap.repeat.json")]:
         def setup(tmp, kind=kind, target=target):
@@ -221,8 +224,10 @@ def output_cases():
             else:
                 planted(tmp / "out", kind, target)
         repeat = "2" if ".run" in target or ".repeat" in target else "1"
-        yield f"report {kind} {target}", ["run", "link-flap", "--quick", "--repeat", repeat, "--out", "{tmp}/out"], setup
-    for argv in (["run", "link-flap", "--repeat", "1000000000000"], ["up", "hpn", "--pair", "p0s0h0-n0,p0s0h0-n0",
+        yield f"report {kind} {target}", ["run", "link-flap", "--quick", "--repeat", repeat, "--out",
+                                          "{tmp}/out"], setup
+    for argv in (["run", "link-flap", "--repeat", "1000000000000"],
+                 ["up", "hpn", "--pair", "p0s0h0-n0,p0s0h0-n0",
                  "--policy", "static", "--check"], ["topo", "show", "hpn", "--servers", "100000000000"]):
         yield " ".join(argv)[:30], argv, None
 
@@ -369,7 +374,8 @@ def test_clean_reports_an_unreadable_state_and_cleans_the_rest(monkeypatch, tmp_
     os.mkfifo(tmp_path / "fifo" / "state.json")
     done = teardown.clean()
     assert not (tmp_path / "dead").exists()
-    assert {line.split(":")[0] for line in done if "cannot read its state" in line} == {"broken", "deep", "fifo"}
+    unreadable = {line.split(":")[0] for line in done if "cannot read its state" in line}
+    assert unreadable == {"broken", "deep", "fifo"}
     assert all((tmp_path / n).exists() for n in ("broken", "deep", "fifo"))
 
 
@@ -378,8 +384,10 @@ SAMPLE = [
     ("experiment fifo", lambda tmp: ["run", str(planted(tmp, "fifo", "e.toml"))]),
     ("answers /dev/zero", lambda tmp: ["lab", "check", "1", str(planted(tmp, "/dev/zero", "a.toml"))]),
     ("answers fifo", lambda tmp: ["lab", "check", "1", str(planted(tmp, "fifo", "a.toml"))]),
-    ("results /dev/zero", lambda tmp: [*_answers(tmp), "--results", str(planted(tmp / "out", "/dev/zero", "r.json").parent)]),
-    ("results fifo", lambda tmp: [*_answers(tmp), "--results", str(planted(tmp / "out", "fifo", "r.json").parent)]),
+    ("results /dev/zero",
+     lambda tmp: [*_answers(tmp), "--results", str(planted(tmp / "out", "/dev/zero", "r.json").parent)]),
+    ("results fifo",
+     lambda tmp: [*_answers(tmp), "--results", str(planted(tmp / "out", "fifo", "r.json").parent)]),
     ("experiment too big", lambda tmp: ["run", str(planted(tmp, "too big", "e.toml"))]),
     ("topo show --servers 1e11", lambda tmp: ["topo", "show", "hpn", "--servers", "100000000000"]),
 ]

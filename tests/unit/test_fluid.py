@@ -32,7 +32,8 @@ def test_the_classic_parking_lot():
 
 def test_demands_cap_a_flow_and_the_rest_share_what_it_left():
     # segment placement's case: a 9 Mbit/s ring hop and four 3.75 background streams on 20
-    assert max_min({"u": 20}, [["u"]] * 5, [9, 3.75, 3.75, 3.75, 3.75]) == pytest.approx([5, 3.75, 3.75, 3.75, 3.75])
+    assert max_min({"u": 20}, [["u"]] * 5,
+                   [9, 3.75, 3.75, 3.75, 3.75]) == pytest.approx([5, 3.75, 3.75, 3.75, 3.75])
     assert max_min({}, [[]], [7]) == [7]
 
 

@@ -35,7 +35,8 @@ def test_every_host_is_asked_once_and_each_request_gets_its_answers(monkeypatch)
 def test_cport_base_is_the_first_block_the_hash_spreads_evenly(monkeypatch):
     base = hashports.CPORT_BASE
     # the first block puts every stream on port 0; the second alternates
-    asked = fake_kernel(monkeypatch, lambda ports, sport: ports[0] if sport < base + 16 * 4 else ports[sport % 2])
+    asked = fake_kernel(monkeypatch,
+                        lambda ports, sport: ports[0] if sport < base + 16 * 4 else ports[sport % 2])
     src, dst = FAB.hosts["p0s0h0"].nics[0], FAB.hosts["p0s0h1"].nics[0]
     assert hashports.cport_base(EMU, src, dst, 4, 5201) == base + 16 * 4
     assert len(asked) == 1                               # every block tried in one question

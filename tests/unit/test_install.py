@@ -47,11 +47,13 @@ def test_servers_up_installs_its_packages_through_install_sh(monkeypatch):
 def test_a_failed_install_is_one_line_naming_the_command(monkeypatch):
     monkeypatch.setattr(servers, "_missing_tools", lambda: ["sshd"])
     monkeypatch.setattr(servers.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
-        argv, 1, "", "install: apt-get update failed\ninstall: error: apt-get install openssh-server failed\n"))
+        argv, 1, "",
+        "install: apt-get update failed\ninstall: error: apt-get install openssh-server failed\n"))
     with pytest.raises(ParamError) as err:
         servers._install_tools()
     msg = str(err.value)
-    assert "\n" not in msg and "install.sh --servers" in msg and "apt-get install openssh-server failed" in msg
+    assert "\n" not in msg and "install.sh --servers" in msg
+    assert "apt-get install openssh-server failed" in msg
 
 
 def test_install_sh_starts_no_service_while_installing_the_servers_packages():

@@ -156,7 +156,8 @@ def test_figures_are_not_changed_by_judging():
 def test_a_trace_started_just_before_the_repair_does_not_count_as_during_the_fault():
     # CI: a trace stamped 0.01 s before the repair read the switches after it (port j again)
     from scenarios.claims.core_pipeline import judge_fault
-    ports = {"3": {"before": 0.0, "during": 0.52, "after": 0.0}, "4": {"before": 0.61, "during": 0.0, "after": 0.56}}
+    ports = {"3": {"before": 0.0, "during": 0.52, "after": 0.0},
+             "4": {"before": 0.61, "during": 0.0, "after": 0.56}}
     trace = [[t / 4, 4] for t in range(10)] + [[2.85, 3], [3.6, 3], [4.34, 3], [4.59, 4], [5.9, 4], [6.9, 4]]
     fault = {"core": "c0", "in_port": 2, "port_j": 4, "paired_port": 4, "ports": ports, "stream_mbps": 0.533,
              "t_fault": 2.6, "t_repair": 4.6, "t_end": 7.1, "trace": trace}

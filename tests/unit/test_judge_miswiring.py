@@ -9,7 +9,8 @@ from scenarios.claims import miswiring as M
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 
-PAIRS = ["p0s0h0-n0 -> p0s0h1-n0", "p0s0h0-n1 -> p0s0h1-n1", "p0s0h1-n0 -> p0s0h0-n0", "p0s0h1-n1 -> p0s0h0-n1"]
+PAIRS = ["p0s0h0-n0 -> p0s0h1-n0", "p0s0h0-n1 -> p0s0h1-n1", "p0s0h1-n0 -> p0s0h0-n0",
+         "p0s0h1-n1 -> p0s0h0-n1"]
 NAMED = [["p0s0h0-n0p0", "p0s0r0t1-eth2"], ["p0s0h1-n0p1", "p0s0r0t0-eth1"]]
 
 

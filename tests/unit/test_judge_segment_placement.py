@@ -54,12 +54,15 @@ def cpu_saturated(figures):
 
 CASES = [
     ("recorded", [], REPRODUCED),
-    ("the inside job crossed tier 2", [put("levels.0.inside.tier2_wire_bytes", [1_200_000, 1_200_100, 1_200_000])],
+    ("the inside job crossed tier 2",
+     [put("levels.0.inside.tier2_wire_bytes", [1_200_000, 1_200_100, 1_200_000])],
      NOT_REPRODUCED),
-    ("spread moved fewer bytes than its ring", [put("levels.0.spread.tier2_bytes", [1_200_000, 1_200_000, 1_200_000])],
+    ("spread moved fewer bytes than its ring",
+     [put("levels.0.spread.tier2_bytes", [1_200_000, 1_200_000, 1_200_000])],
      NOT_REPRODUCED),
     ("the spread ring no slower under load", [spread_like_inside], NOT_REPRODUCED),
-    ("the slowdown shrank with the load", [put("levels.2.spread.completion_s", [1.3, 1.35, 1.32])], NOT_REPRODUCED),
+    ("the slowdown shrank with the load", [put("levels.2.spread.completion_s", [1.3, 1.35, 1.32])],
+     NOT_REPRODUCED),
     ("inside slowed by the upper tier's load", [inside_slowed_by_load], NOT_REPRODUCED),
     ("75% load slowed it less than a quarter of the expected excess",
      [put("levels.1.spread.completion_s", [1.25, 1.3, 1.29])], NOT_REPRODUCED),

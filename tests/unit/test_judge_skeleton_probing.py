@@ -63,7 +63,8 @@ def test_the_opposite_outcome_is_not_reproduced():
 
 
 def test_false_alarms_cost_precision():
-    j = changed(lambda f: f["probes"][1].update(lost=list(range(110, 115))))    # job1 lost 5 rounds, no fault on it
+    # job1 lost 5 rounds, no fault on it
+    j = changed(lambda f: f["probes"][1].update(lost=list(range(110, 115))))
     assert j.derived["skeleton"]["precision"] == 0.5 and j.verdict == NOT_REPRODUCED
 
 
@@ -94,7 +95,8 @@ def test_seeded_model():
     assert [p.sport for p in S.job_probes(fab, k, random.Random(7))] == [p.sport for p in job]
     used = {(l.a, l.a_port) for l in fab.switch_links()[:4]}     # four cables the job crosses upward
     plan = S.choose_faults(fab, used, 6, random.Random(1))
-    assert sum(f["on_job_path"] for f in plan) == 3 and len({frozenset(map(tuple, f["affects"])) for f in plan}) == 6
+    assert sum(f["on_job_path"] for f in plan) == 3
+    assert len({frozenset(map(tuple, f["affects"])) for f in plan}) == 6
     for f in plan:
         assert bool(set(map(tuple, f["affects"])) & used) == f["on_job_path"]
     assert any(f["on_job_path"] and f["silent"] for f in plan)

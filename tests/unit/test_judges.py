@@ -157,7 +157,8 @@ CASES = [
     ("mpft-vs-mrft", "MRFT 20% slower", [put("mrft.best_s", 1.47)], NO),
     ("mpft-vs-mrft", "CPU saturated in a run that was not its fabric's best",
      [put("cpu_busy", [0.625, 0.931, 0.71, 0.99, 0.7, 0.5])], YES),
-    ("mpft-vs-mrft", "CPU saturated in the best runs", [put("cpu_busy", [0.925, 0.689, 0.71, 0.68, 0.95, 0.5])],
+    ("mpft-vs-mrft", "CPU saturated in the best runs",
+     [put("cpu_busy", [0.925, 0.689, 0.71, 0.68, 0.95, 0.5])],
      INVALID),
     ("node-limited-moe", "recorded", [], YES),
     ("node-limited-moe", "M=4 moves 8% too many bytes", [put("rows.1.error", 0.08)], NO),
@@ -195,7 +196,8 @@ CASES = [
     ("tor-failure", "recorded (quick: dual-ToR only)", [], YES),
     ("tor-failure", "a host lost half", [put("dual_tor.p0s0h1.kept", 0.5)], NO),
     ("tor-failure", "a host's NIC 0 did not fail over", [put("dual_tor.p0s0h0.nic0_kept", 0.0)], NO),
-    ("tor-failure", "back at 82% after repair (a slow run)", [put("dual_tor.p0s0h0.repaired_mbps", 32.7)], YES),
+    ("tor-failure", "back at 82% after repair (a slow run)", [put("dual_tor.p0s0h0.repaired_mbps", 32.7)],
+     YES),
     ("tor-failure", "still at 76% after repair", [put("dual_tor.p0s0h0.repaired_mbps", 30.3)], NO),
     ("tor-failure", "baseline below 70% of the line", [put("dual_tor.p0s0h0.baseline_mbps", 25.0)], INVALID),
 ]
@@ -275,7 +277,8 @@ def test_report_fills_the_head_and_merges_derived_figures():
 def test_tour_is_derived_from_the_classes_in_module_order():
     assert scenarios.TOUR == ["hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe",
                               "disjoint-paths", "dual-tor-link-failure", "link-flap", "one-way-fault",
-                              "miswiring", "segment-placement", "core-pipeline", "rail-only", "skeleton-probing"]
+                              "miswiring", "segment-placement", "core-pipeline", "rail-only",
+                              "skeleton-probing"]
     assert list(scenarios.all_scenarios()) == [
         "hash-polarization", "dual-plane-balance", "mpft-vs-mrft", "node-limited-moe", "disjoint-paths",
         "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure",

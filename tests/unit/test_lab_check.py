@@ -232,7 +232,8 @@ def test_lab_1_grades_only_the_students_own_output_or_reading_questions():
     lab = labs.get(1)
     sheet = lab.sheet.read_text()
     for q in lab.questions:
-        assert q.reading or (q.run and q.run in sheet), f"{q.id}: neither a reading question nor run by the sheet"
+        assert q.reading or (q.run and q.run in sheet), \
+            f"{q.id}: neither a reading question nor run by the sheet"
         if q.reading:
             assert f"`{q.id}` *(reading)*" in sheet, q.id
 
@@ -289,5 +290,5 @@ def test_the_hint_names_the_knobs_a_run_was_made_with(tmp_path, capsys):
     path.write_text(json.dumps(data))
     status, out = check(lab, write(home / "answers.toml", {**right, "false_downs_eager": 99}, lab), capsys)
     text = " ".join(out.split())
-    assert status == 1 and "your run eager/one-way-fault used interval=0.015, dead_after=0.06, the question " \
-        "is about interval=0.002, dead_after=0.006" in text, text
+    assert status == 1 and "your run eager/one-way-fault used interval=0.015, dead_after=0.06, the " \
+        "question is about interval=0.002, dead_after=0.006" in text, text

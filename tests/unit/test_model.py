@@ -34,7 +34,8 @@ def test_hpn_dual_plane_tor_reaches_only_its_plane():
         if a.role == "tor":
             assert a.plane == b.plane
     flat = make_fabric("hpn", {"dual_plane": False})
-    planes = {(flat.switches[l.a].plane, l.b) for l in flat.switch_links() if flat.switches[l.a].role == "tor"}
+    planes = {(flat.switches[l.a].plane, l.b) for l in flat.switch_links()
+              if flat.switches[l.a].role == "tor"}
     assert len({p for p, _ in planes}) == 2 and len(planes) > len(flat.switch_links()) // 4
 
 

@@ -37,7 +37,8 @@ def option_values(fab, option):
     if isinstance(option, Number):
         return [option.lo, option.hi, option.default], [option.lo - 1, option.hi + 1, "x", None]
     nics = fab.nics()
-    return [[[nics[0].name, nics[-1].name]], []], [[[nics[0].name, nics[0].name]], "x", [["nosuch", nics[0].name]]]
+    return [[[nics[0].name, nics[-1].name]], []], [[[nics[0].name, nics[0].name]], "x",
+                                                   [["nosuch", nics[0].name]]]
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
@@ -149,7 +150,8 @@ def malformed():
             (NotAHook(), "routes is not a method"), (Taken(), "the name is taken")]
 
 
-@pytest.mark.parametrize("policy, why", malformed(), ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
+@pytest.mark.parametrize("policy, why", malformed(),
+                         ids=lambda x: type(x).__name__ if not isinstance(x, str) else "")
 def test_a_malformed_policy_is_refused_in_one_line(policy, why):
     with pytest.raises(ParamError, match=why) as e:
         P.register(policy)
@@ -160,7 +162,8 @@ def test_a_malformed_policy_is_refused_in_one_line(policy, why):
 def test_a_policy_may_refuse_a_fabric():
     class TwoTier(Named):
         def refuses(self, fabric):
-            return "only two-tier fabrics" if any(s.role == "core" for s in fabric.switches.values()) else None
+            core = any(s.role == "core" for s in fabric.switches.values())
+            return "only two-tier fabrics" if core else None
     P.register(TwoTier())
     try:
         assert P.normalize(make_fabric("mpft"), {"policy": "throwaway"}).policy.name == "throwaway"

@@ -68,7 +68,8 @@ def test_arithmetic_counts_what_build_makes():
     rng = random.Random(13)
     for _ in range(40):
         settings = {"pods": rng.randint(1, 3), "segments": rng.randint(1, 3), "hosts": rng.randint(1, 3),
-                    "nics": rng.randint(2, 4), "rails": rng.randint(1, 2), "aggs_per_plane": rng.randint(1, 2),
+                    "nics": rng.randint(2, 4), "rails": rng.randint(1, 2),
+                    "aggs_per_plane": rng.randint(1, 2),
                     "single_tor": rng.random() < 0.3, "radix": 1000}
         fab = make_fabric("railonly", settings)
         size = fab.params.size()

@@ -12,7 +12,8 @@ def emulation_of(fabric):
     """An Emulation that records the switches' tc lines instead of running them."""
     emu = object.__new__(Emulation)
     emu.fabric, emu.sent = fabric, {}
-    emu.site = type("Site", (), {"switches_batch": lambda _, command, lines: emu.sent.update({command: lines})})()
+    emu.site = type("Site", (),
+                    {"switches_batch": lambda _, command, lines: emu.sent.update({command: lines})})()
     return emu
 
 

@@ -43,5 +43,6 @@ def test_this_machine_records_its_bridges_and_switch_side_interfaces():
             recorded.setdefault(key, []).extend(items)
     site.record(State())
     assert recorded["bridges"] == list(fab.switches)
-    assert set(recorded["root_intfs"]) == {l.b_intf for l in fab.links} | {l.a_intf for l in fab.switch_links()}
+    assert set(recorded["root_intfs"]) == ({l.b_intf for l in fab.links}
+                                           | {l.a_intf for l in fab.switch_links()})
     assert site.carrier_follows(fab.links[0]) and site.describe(None) == {}

@@ -15,7 +15,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "three-tier.toml"
 TEXT = EXAMPLE.read_text()
 CABLE_A0 = '[[cable]]\na = "a0"\nb = "z0t0"\n'
 A3 = '[[host]]\nname = "a3"\n[[cable]]\na = "a3"\nb = "z0t0"\n'
-LONELY = '[[switch]]\nname = "lt"\nrole = "tor"\n[[host]]\nname = "lonely"\n[[cable]]\na = "lonely"\nb = "lt"\n'
+LONELY = ('[[switch]]\nname = "lt"\nrole = "tor"\n'
+          '[[host]]\nname = "lonely"\n[[cable]]\na = "lonely"\nb = "lt"\n')
 
 
 def test_the_example_is_three_tiers_no_family_makes():

@@ -49,7 +49,8 @@ def test_host_ports_of_two_tors_can_be_swapped(hpn):
     assert built[h0.a_intf] == (h1.b, h1.b_port) and built[h1.a_intf] == (h0.b, h0.b_port)
 
 
-@pytest.mark.parametrize("bad", ["p0s0r0t0-eth1", "nosuch-eth1,p0s0r0t0-eth1", "p0s0r0t0-eth999,p0s0r0t0-eth1",
+@pytest.mark.parametrize("bad",
+                         ["p0s0r0t0-eth1", "nosuch-eth1,p0s0r0t0-eth1", "p0s0r0t0-eth999,p0s0r0t0-eth1",
                                  "p0s0r0t0-eth1,p0s0r0t0-eth1", "p0s0r0t0-eth3,p0a0n0-eth1"])
 def test_bad_swaps_are_refused(hpn, bad):
     with pytest.raises(ParamError):

@@ -2,17 +2,17 @@
 crosses pods, and becomes the bottleneck when data parallelism does; the core's per-port rules
 fall back to hashing only while their port is down.
 
-The job (scenarios/claims/core_pipeline/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a host per TP group
-(TP on the intra-host relay, HPN's NVLink), the hosts of a stage its DP group. Placed as HPN
-places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the pods
-(`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
-one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so
-both cores meet the same emulator (two bring-ups differ by several points on steps that
-never cross the core: docs/claims.md, C8). The steps run on HPN with one aggregation switch per
-plane and one core switch, so a NIC's two ports (planes) are the only paths out of a pod and no hash
-decides how much of the core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
-the core. The fault runs on a second bring-up with two core switches: with one, the far pod's
-plane behind the failed port has no way back (its ACKs are lost), which is not the claim.
+The job (scenarios/claims/core_pipeline/pipeline_job.py): PP 2 over segment 0 of pods 0 and 1, a
+host per TP group (TP on the intra-host relay, HPN's NVLink), the hosts of a stage its DP group.
+Placed as HPN places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the
+pods (`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
+one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so both
+cores meet the same emulator (two bring-ups differ by several points on steps that never cross the
+core: docs/claims.md, C8). The steps run on HPN with one aggregation switch per plane and one core
+switch, so a NIC's two ports (planes) are the only paths out of a pod and no hash decides how much
+of the core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
+the core. The fault runs on a second bring-up with two core switches: with one, the far pod's plane
+behind the failed port has no way back (its ACKs are lost), which is not the claim.
 
 Scaled down: rates x 0.025 Mbit/s per Gbit/s (a NIC 10 Mbit/s over its two ports, a core link 1.33
 Mbit/s at 15:1): the userspace switches forward at most ~80 Mbit/s (at x 0.05 the CPU was too busy
@@ -93,7 +93,8 @@ class CoreKnobs(Knobs):
                             "dp_mb": "DP bytes per GPU per step at paper scale (MB)",
                             "pp_mb": "PP bytes per GPU per step at paper scale (MB)",
                             "channels": "TCP connections per transfer (spread over the NIC's ports)",
-                            "warm": "s of the stream before measuring", "before": "s measured before the fault",
+                            "warm": "s of the stream before measuring",
+                            "before": "s measured before the fault",
                             "fault": "s core port j stays down", "after": "s measured after the repair"}
 
     def sizes(self) -> job.Sizes:
@@ -201,21 +202,24 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
             expectation=(
                 f"bytes per GPU per step TP {sizes['tp']}, DP {sizes['dp']}, PP {sizes['pp']} (Table 3 / "
                 f"{figures['setup']['divisor']:g}). HPN's placement (PP across pods): the {o:g}:1 core costs "
-                f"the step {pred_cost:+.1%} (fluid model; accepted within {SAME * 100:.0f} points of that); DP across "
-                f"pods: {pred_ratio:.1f}x the step on the {o:g}:1 core (accepted {RATIO[0]:.2f}-{RATIO[1]:.2f} "
+                f"the step {pred_cost:+.1%} (fluid model; accepted within {SAME * 100:.0f} points of that); "
+                f"DP across pods: {pred_ratio:.1f}x the step on the {o:g}:1 core (accepted "
+                f"{RATIO[0]:.2f}-{RATIO[1]:.2f} "
                 f"of that), none on the non-blocking one ({pred['non-blocking']['dp-across']:.3f} s vs "
                 f"{pred['non-blocking']['pp-across']:.3f} s); core port j down: the stream leaves on "
                 "another port toward its pod (hash fallback), back on j after the repair"),
             measured=(
                 f"best step (median) of {figures['setup']['rounds']}: PP across {a15:.3f} s "
-                f"({over['pp-across']['median_s']:.3f}) on {o:g}:1, {a1:.3f} s ({flat['pp-across']['median_s']:.3f}) "
+                f"({over['pp-across']['median_s']:.3f}) on {o:g}:1, {a1:.3f} s "
+                f"({flat['pp-across']['median_s']:.3f}) "
                 f"non-blocking: {pp_cost:+.1%}; DP across {b15:.3f} s ({over['dp-across']['median_s']:.3f}) "
                 f"on {o:g}:1, {b1:.3f} s non-blocking: {ratio:.1f}x the PP-across step (predicted "
                 f"{pred_ratio:.1f}x); {fault_text}"),
             derived={"pp_across_core_cost": round(pp_cost, 4), "predicted_core_cost": round(pred_cost, 4),
                      "dp_over_pp_across": round(ratio, 3), "predicted_dp_over_pp": round(pred_ratio, 3),
                      "dp_across_flat_over_pp_across_flat": round(b1 / a1, 3) if a1 else None},
-            headline=f"{o:g}:1 costs PP-across {pp_cost:+.1%}; DP-across {ratio:.1f}x (pred. {pred_ratio:.1f}x); "
+            headline=f"{o:g}:1 costs PP-across {pp_cost:+.1%}; DP-across {ratio:.1f}x (pred. "
+                     f"{pred_ratio:.1f}x); "
                      f"failover {'traced' if fault_ok else 'not as expected'}")
 
     def plot(self, result, path: Path) -> bool:
@@ -235,7 +239,8 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         bars.legend(fontsize="small")
         bars.set_title("a training step (dots: rounds; dashes: predicted)", fontsize=9)
         fault = figs["fault"]
-        plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"], f"{fault['core']} port {fault['port_j']} down")
+        plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"],
+                    f"{fault['core']} port {fault['port_j']} down")
         plots.lines(ports, result.series)
         top = max((v for s in result.series.values() for _, v in s), default=1.0) * 1.15
         colour = {int(name.split()[1]): plots.COLOURS[k % len(plots.COLOURS)]

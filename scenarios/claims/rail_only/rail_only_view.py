@@ -1,4 +1,5 @@
-"""The words and the picture of the rail-only scenario (scenarios/claims/rail_only/__init__.py), from its figures."""
+"""The words and the picture of the rail-only scenario (scenarios/claims/rail_only/__init__.py),
+from its figures."""
 from __future__ import annotations
 
 from scenarios.kit import plots
@@ -46,7 +47,8 @@ def describe(figures: dict, effect: dict, wrong: dict, tolerance: float) -> tupl
                 f"{_done(ro['no relay'])}, HPN {_done(hpn['no relay'])}; core links carried "
                 f"{ro['no relay']['link_bytes'].get('agg-core', 0) / 1000:.0f} KB on rail-only (b); "
                 f"KB each NIC sent: {sent}; "
-                + (f"differs from the model: {' | '.join(bad)}" if bad else "every transfer and NIC as the model says"))
+                + (f"differs from the model: {' | '.join(bad)}" if bad
+                   else "every transfer and NIC as the model says"))
     detoured = (f" ({detour} over the core: {ro['no relay']['seconds']} s vs HPN's "
                 f"{hpn['no relay']['seconds']} s)") if detour else ""
     headline = (f"no relay: rail-only {ro['no relay']['completed']}/{ro['no relay']['total']} completed"

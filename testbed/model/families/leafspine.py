@@ -2,7 +2,7 @@
 per plane or rail, and every leaf cabled to every spine above it."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from testbed.model.fabric import Fabric
 

@@ -80,7 +80,8 @@ def read(path: str, radix: int = 64) -> Topology:
     keys(problems, "", data, TOP_KEYS)
     own_radix = number(problems, "", data, "radix", int, None, (2, 65280))
     gbps = number(problems, "", data, "gbps", float, 100.0, (0.001, 51200))
-    switches = [switch(problems, f"[[switch]] {i}", s) for i, s in enumerate(tables(problems, data, "switch"), 1)]
+    switches = [switch(problems, f"[[switch]] {i}", s)
+                for i, s in enumerate(tables(problems, data, "switch"), 1)]
     hosts = [host(problems, f"[[host]] {i}", h) for i, h in enumerate(tables(problems, data, "host"), 1)]
     unnamed = None in switches or None in hosts     # cables naming them would only dangle
     switches, hosts = [s for s in switches if s], [h for h in hosts if h]
@@ -171,7 +172,8 @@ def unique_names(problems: Problems, switches, hosts) -> None:
     seen: set[str] = set()
     for kind, entry in [*(("switch", s) for s in switches), *(("host", h) for h in hosts)]:
         if entry.name in seen:
-            problems.add(f"[[{kind}]] {entry.name}", "name: used twice (switch and host names are one namespace)")
+            problems.add(f"[[{kind}]] {entry.name}",
+                         "name: used twice (switch and host names are one namespace)")
         seen.add(entry.name)
 
 
@@ -216,7 +218,10 @@ def cable(problems: Problems, where: str, data: dict, nodes: dict, gbps: float) 
     if a[0] == b[0]:
         problems.add(where, f"{a[0]} is cabled to itself")
         return None
-    tier = lambda e: 0 if e[1] is not None else TIERS[nodes[e[0]].role]
+
+    def tier(e):
+        return 0 if e[1] is not None else TIERS[nodes[e[0]].role]
+
     lower, upper = (a, b) if tier(a) <= tier(b) else (b, a)
     return Cable(lower, upper, rate)
 

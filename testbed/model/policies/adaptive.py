@@ -99,7 +99,8 @@ class AdaptiveFlows(Tracker):
             if flow.hops is None:
                 flow.hops = path_from_sightings(fwd, flow.key.dst, flow.seen)
         o = self.opts
-        moves = plan_moves(fwd, self.flows, self.port_rate, self.capacity, now, o["hot"], o["elephant"], o["hold"])
+        moves = plan_moves(fwd, self.flows, self.port_rate, self.capacity, now, o["hot"], o["elephant"],
+                           o["hold"])
         for m in moves:
             flow = self.flows[m.key]
             flow.hops, flow.pins, flow.moved_at = list(m.hops), dict(m.pins), now

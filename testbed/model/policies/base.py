@@ -84,7 +84,8 @@ class NicPairs:
             except ParamError as e:
                 raise ParamError(f"routing {self.name}: {e}") from None
             if src == dst:
-                raise ParamError(f"routing {self.name} entry {pair[0]},{pair[1]}: a flow from a NIC to itself")
+                raise ParamError(f"routing {self.name} entry {pair[0]},{pair[1]}: "
+                                 "a flow from a NIC to itself")
             pairs.append([src.ip, dst.ip])
         return pairs
 

@@ -2,8 +2,8 @@
 the /32 routes and the per-port core rules, and the paths a packet can take through it."""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from testbed.model.fabric import Fabric, Port
 from testbed.model.paths import Hop, LoopError, walk

@@ -51,8 +51,9 @@ class Routing:
 def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     """The routing options with defaults filled in; ParamError naming a bad one.
 
-    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (a registered policy; the
-    first of POLICIES, ecmp, by default), and the options the policy declares; an option of another policy is refused.
+    Keys: ecmp (polarized|seeded), core (per-port|ecmp), policy (a registered policy; the first of
+    POLICIES, ecmp, by default), and the options the policy declares; an option of another policy is
+    refused.
     """
     r = dict(routing or {})
     policy = registry.get(r.pop("policy", registry.names()[0]))   # the first registered: ecmp
@@ -63,7 +64,8 @@ def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     for key in sorted(set(r) - {"ecmp", "core"} - set(own)):
         others = [p for p in registry.names() if any(o.name == key for o in registry.get(p).options)]
         if others:
-            raise ParamError(f"routing {key}: only applies to policy={others[0]} (this run's is {policy.name})")
+            raise ParamError(f"routing {key}: only applies to policy={others[0]} (this run's is "
+                             f"{policy.name})")
         known = sorted({"ecmp", "core", "policy", *own})
         raise ParamError(f"unknown routing option {key!r}; known: {', '.join(known)}")
     if "core" in r:

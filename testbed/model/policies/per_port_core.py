@@ -6,7 +6,7 @@ hashing while j is down."""
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 from testbed.model.fabric import Fabric
 from testbed.model.policies.forwarding import CoreRule

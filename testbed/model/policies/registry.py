@@ -26,7 +26,8 @@ _POLICIES: dict[str, tuple[RoutingPolicy, str | None]] = {}   # name -> (policy,
 def malformed(policy: object) -> str | None:
     """Why `policy` cannot be registered, or None."""
     if not isinstance(policy, RoutingPolicy):
-        return f"{type(policy).__name__} is not a RoutingPolicy (subclass testbed.model.policies.RoutingPolicy)"
+        return (f"{type(policy).__name__} is not a RoutingPolicy "
+                "(subclass testbed.model.policies.RoutingPolicy)")
     if not isinstance(policy.name, str) or not NAME.fullmatch(policy.name):
         return f"name {policy.name!r}: lowercase letters, digits and '-', at most 32"
     if not isinstance(policy.summary, str) or not policy.summary.strip():

@@ -139,7 +139,7 @@ def matrix_paths(fabric: Fabric, routes: list[Route], matrix: Iterable,
         src, dst = fabric.nic(str(s)), fabric.nic(str(d))
         switch, in_port = fwd.ingress(src)
 
-        def only(sw, in_port, options):
+        def only(sw, in_port, options, dst=dst):
             if len(options) != 1:
                 raise ValueError(f"{sw} has {len(options)} choices toward {dst.ip}")
             return options[0]

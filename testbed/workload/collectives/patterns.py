@@ -175,7 +175,7 @@ def all_to_all(fab: Fabric, hosts=None, size: int = 1_000_000, job: str = "allto
         raise ParamError("all-to-all needs at least two GPUs")
     piece = _split(size, n)
     transfers = []
-    for i, src in enumerate(gpus):
+    for src in gpus:
         for h in hs:
             if h.name == src.host:
                 continue

@@ -83,7 +83,8 @@ class Send:
     message: int = 0                      # bytes per message when spreading over connections
     policy: str = "round-robin"           # or least-queued
     phase: int = 0
-    rate: float = 0                       # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
+    # bytes/s per connection, paced by the kernel (0: as fast as TCP goes)
+    rate: float = 0
 
 
 class SendResult(NamedTuple):
@@ -150,11 +151,11 @@ class Runner:
             try:
                 text, err = proc.communicate(timeout=max(1.0, t_go + self.timeout + 5 - time.monotonic()))
             except subprocess.TimeoutExpired:
-                raise TestbedError(f"transfers did not finish within {self.timeout:.0f} s")
+                raise TestbedError(f"transfers did not finish within {self.timeout:.0f} s") from None
             try:
                 out = json.loads(text.strip().splitlines()[-1])
             except (ValueError, IndexError):
-                raise TestbedError(f"transfer agent on {host} failed: {err[-1500:]}")
+                raise TestbedError(f"transfer agent on {host} failed: {err[-1500:]}") from None
             if out["err"]:
                 raise TestbedError(f"transfer agent on {host}: {out['err'][:3]}")
             outputs.append(out)
