@@ -11,8 +11,8 @@ Several rounds, each with different source ports for the hashed connections.
 
 Every connection is paced at 90% of its share of the NIC's line rate, standing in for the
 lossless RoCE fabric HPN runs on (as mpft-vs-mrft does for InfiniBand): unpaced, TCP's unequal
-sharing of the FIFO queues made path selection's rounds vary from 1.7 to 3.1 s here; paced,
-they stay within 1%.
+sharing of the FIFO queues made path selection's rounds vary nearly twofold; paced, they stay
+within about 1% (docs/claims.md, C6).
 """
 from __future__ import annotations
 

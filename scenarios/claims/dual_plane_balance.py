@@ -10,15 +10,13 @@ the offered load is 80% of the destination NIC. Measured on the destination's tw
 bytes (load) and bfifo backlog (queue), over several rounds with different 5-tuples.
 
 Rounds, not flows: with 6 flows the aggregation hash splits them 3/3 in 20 of 64 cases, and then
-ECMP shows no imbalance at all. Three rounds once reproduced by luck (mean queue 42% shorter
-against the 40% bar). More flows would not help: the more flows, the more evenly a hash spreads
-them, and the paper's 3x is about a few elephants. So the quick version runs 6 rounds (8 in
-full), each with new 5-tuples: if the hash were uniform, at least two of six rounds would be
-uneven in 98.7% of runs (binomial, p = 44/64). The per-switch hash bases and the 5-tuples are
-fixed, so the splits are the same run after run: 3 of the 6 quick rounds are uneven (2/4, 1/5,
-4/2). Measured with --repeat 5 here: 4 reproduced, 1 invalid (CPU 98% busy: another tenant);
-load ratio 2.0x in every run (bar 1.3x), mean queue 57-65% shorter (bar 40%), the busier port's
-73-80% (bar 50%).
+ECMP shows no imbalance at all, so three rounds can reproduce by luck. More flows would not help:
+the more flows, the more evenly a hash spreads them, and the paper's 3x is about a few elephants.
+So the quick version runs 6 rounds (8 in full), each with new 5-tuples: if the hash were uniform,
+at least two of six rounds would be uneven in 98.7% of runs (binomial, p = 44/64). The per-switch
+hash bases and the 5-tuples are fixed, so the splits are the same run after run: 3 of the 6 quick
+rounds are uneven (2/4, 1/5, 4/2). The bars (load ratio 1.3x, mean queue 40% shorter, the busier
+port's 50% shorter) sit well below what repeated runs measured (docs/claims.md, C5).
 """
 from __future__ import annotations
 

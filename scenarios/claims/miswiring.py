@@ -14,8 +14,8 @@ On each, in this order: the wiring check (testbed/measure/wiring.py: a probe int
 end, postcards from the switches), ping between every NIC pair (the reachability check of `up
 --check`), then the traffic, and counters on the ToR uplinks and the aggregation switches' core
 links (bytes, bfifo backlog). Rates at `scale` 0.02 (a 200G port is 4 Mbit/s, a core link of
-the 15:1 tier 0.53 Mbit/s): at 0.05 and 0.03 the CPU was 72-98% busy (its limit is 90%, above it
-a run is invalid) on this shared 2-core machine; at 0.02, 58-74%.
+the 15:1 tier 0.53 Mbit/s): the highest scale that keeps a 2-core machine's CPU under its 90%
+limit (above it a run is invalid; the CPU at each scale: docs/claims.md, C9).
 
 `swap` picks the two cables:
 - `plane` (default): host 0's rail-0 NIC port 0 and host 1's rail-0 NIC port 1 trade places
@@ -38,13 +38,9 @@ on the blueprint and as built; a pair whose bound falls to AFFECTED (half) or le
 at most its bound ratio + SLACK, every other pair must keep KEPT of its blueprint throughput, and
 the highest tier the miswired paths climb (tier 2: ToR uplinks, tier 3: core links) must carry
 at least SEEN of a port's rate where the blueprint fabric carries at most CLEAN of it.
-Measured here, quick mode (about 21 s wall; 5 runs at scales 0.03 and 0.02): the rail-0 pairs
-kept 0.10-0.18 of their blueprint throughput against a bound of 0.27 (the four core links
-between the planes against two ports; ECMP puts a NIC's four streams on fewer of them), the
-core links' mean queue 25-37 KB against 0 on the blueprint, the rail-1 pairs 0.96-1.00 (bar
-KEPT 0.75); every ping answered; the wiring check named exactly the two cables each time,
-0.12-0.19 s after bring-up, before the first ping. swap=rail: every pair kept 1.00, tier 2
-carried 21.6 Mbit/s (0 on the blueprint) at scale 0.03.
+The bound for the rail-0 pairs of `plane` is 0.27 (the four core links between the planes
+against two ports); ECMP puts a NIC's four streams on fewer of them, so they measure below it.
+What runs measured against these bars: docs/claims.md, C9.
 """
 from __future__ import annotations
 

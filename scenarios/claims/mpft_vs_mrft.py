@@ -9,8 +9,7 @@ paced at 90% of their NIC's fair share, standing in for the credit-based flow co
 DeepSeek's lossless InfiniBand; unpaced TCP incast makes single runs vary by tens of percent.
 Both fabrics route statically, each switch sending each destination on one port chosen for this
 all-to-all's traffic matrix (policy=static): DeepSeek's fabrics use static or adaptive routing,
-not ECMP, and with hashing, which flows collided decided each run (best of three was 13% apart
-in one run of three here; with static routes runs stayed within 6%).
+not ECMP, and with hashing, which flows collided decided each run (docs/claims.md, C10).
 Repeated; the best completion time of each is compared (medians reported too).
 """
 from __future__ import annotations
@@ -29,8 +28,9 @@ from testbed.measure.meters import cpu_busy_fraction
 from testbed.workload import collectives as C
 
 SCALE = 0.01          # 400G -> 4 Mbit/s: 8 NICs x 4 Mbit/s x 3 switch hops ~ 100 Mbit/s forwarded
-# "Equal" within what the emulator can tell apart: the best of three runs of one fabric varied by
-# up to 4% between two bring-ups here (static routes, paced senders), so 5% flipped verdicts;
+# "Equal" within what the emulator can tell apart: the best of three runs of one fabric varied
+# by a few percent between two bring-ups (static routes, paced senders; docs/claims.md, C10),
+# so a 5% bar flipped verdicts;
 # a real difference (e.g. planes crossing, or a bottleneck only one fabric has) costs tens of %.
 TOLERANCE = 0.10
 PACE = 0.9            # senders paced at 90% of their fair share: DeepSeek's fabric is lossless (IB)

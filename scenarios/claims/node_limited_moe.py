@@ -8,15 +8,15 @@ dispatch and combine run (fabric transfers, and intra-host relays that never tou
 and the payload the fabric delivered is read from the switch ports' counters (bytes less one
 header per packet). Scaled: the token count, not the bytes per token.
 
-The quick version runs M = 1, 4, 8 with 8 tokens per GPU, as the full one does: with 4, M=1's
-layer lasted 0.45 s and the transfer agents' start-up on nine hosts alone kept the CPUs 90-94%
-busy during it (invalid, on an idle machine, in three tours in a row); with 8 it lasts 0.65 s at
-85-89% (three runs), still close to the 90% line: M=1's CPU is mostly the agents' start-up (four
-phases, each starting an agent on every host), not the fabric's forwarding. So a layer shorter
+The quick version runs M = 1, 4, 8 with 8 tokens per GPU, as the full one does: with 4, the
+transfer agents' start-up on nine hosts alone kept the CPU above the 90% line during M=1's
+short layer, even on an idle machine; with 8 it stays just under it (the figures:
+docs/claims.md, C11): M=1's CPU is mostly the agents' start-up (four phases, each starting an
+agent on every host), not the fabric's forwarding. So a layer shorter
 than STARTUP_S does not need CPU headroom as long as its bytes are right: what is judged is bytes,
 which a saturated CPU can only inflate (retransmissions), and the tolerance catches that; a short
-layer with a busy CPU *and* a wrong byte count is invalid, not "not reproduced". (It was invalid in
-5 of 5 runs of `--repeat 5` on an idle machine at 0.92 busy, its bytes within 0.1%.)
+layer with a busy CPU *and* a wrong byte count is invalid, not "not reproduced" (why: a busy
+short layer with right bytes was the rule on an idle machine, docs/claims.md, C11).
 """
 from __future__ import annotations
 

@@ -5,8 +5,8 @@ detector (testbed/inhost/detector.py) takes the port out of the NIC's bond and e
 The NICs send at 45% of their line rate, so that all of a NIC's streams fit on its other port:
 the claim is about noticing the fault, not about capacity. At full rate the streams moved onto
 the remaining port fought the ones already there, and a retransmission lost in that full queue
-again and again could back off (0.2, 0.4, 0.8, 1.6 s ...) for most of the fault: one stream in
-about five runs looked stuck even though the detector had done its work in 0.1 s."""
+again and again could back off (0.2, 0.4, 0.8, 1.6 s ...) for most of the fault, so a stream
+could look stuck although the detector had done its work (docs/claims.md, C4)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

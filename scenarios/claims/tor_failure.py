@@ -5,11 +5,10 @@ The expected share kept follows the fabric: 1 - (the host's ports on the ToR) / 
 3/4 at the defaults (2 NICs), accepted within 15 points of it.
 
 After the repair a host must be back at 80% of its baseline (its mean rate from 1.5 s after the
-repair to the end), a bar set from the measured spread: with `--repeat 5` (quick) the slower host
-of each run was back at 0.86, 0.89, 0.97, 0.98 and 0.98 of its baseline (the faster 0.92-1.00),
-and an earlier run at 0.82, against the 85% bar this scenario had; TCP's streams on the returning
-ports climb back from retransmission timeouts at their own pace. A host that did not recover
-would stay at the ~75% it kept during the fault, below the bar."""
+repair to the end), a bar set from the spread measured over repeated runs (docs/claims.md, C2: the
+slower host sometimes came back just above 80%, under the 85% bar this scenario had); TCP's
+streams on the returning ports climb back from retransmission timeouts at their own pace. A host
+that did not recover would stay at the ~75% it kept during the fault, below the bar."""
 from __future__ import annotations
 
 from dataclasses import dataclass

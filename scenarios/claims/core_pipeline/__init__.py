@@ -7,42 +7,39 @@ host per TP group (TP on the intra-host relay, HPN's NVLink), the hosts of a sta
 Placed as HPN places it (`pp-across`: a stage per pod, DP inside the pods) and with DP across the
 pods (`dp-across`), on the oversubscribed core (`core_oversubscription`, 15) and on a non-blocking
 one (1): one bring-up, its core links' rates set between the rounds (Emulation.set_rates), so both
-cores meet the same emulator (two bring-ups differed by up to 11% on steps that never cross the
-core, once in CI). The steps run on HPN with one aggregation switch per plane and one core switch,
-so a NIC's two ports (planes) are the only paths out of a pod and no hash decides how much of the
-core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward the
-core. The fault runs on a second bring-up with two core switches: with one, the far pod's plane
+cores meet the same emulator (two bring-ups differ by several points on steps that never cross the
+core: docs/claims.md, C8). The steps run on HPN with one aggregation switch per plane and one core
+switch, so a NIC's two ports (planes) are the only paths out of a pod and no hash decides how much
+of the core a step gets; a ToR's uplink matches its two hosts, so the hosts see exactly 15:1 toward
+the core. The fault runs on a second bring-up with two core switches: with one, the far pod's plane
 behind the failed port has no way back (its ACKs are lost), which is not the claim.
 
-Scaled down: rates x 0.025 Mbit/s per Gbit/s (a NIC 10 Mbit/s over its two ports, a core link
-1.33 Mbit/s at 15:1): the userspace switches forward at most ~80 Mbit/s (at x 0.05 the CPU was
-80% busy and per-NIC rates sagged). Bytes: Table 3's per-GPU volumes divided by `divisor`
-(16,000 in quick mode: TP 35 KB, DP 344 KB, PP 375 B; 8,000 in full), every ratio kept. A step
-is TP, PP and DP one after the other (no overlap), each transfer over `channels` TCP
+Scaled down: rates x 0.025 Mbit/s per Gbit/s (a NIC 10 Mbit/s over its two ports, a core link 1.33
+Mbit/s at 15:1): the userspace switches forward at most ~80 Mbit/s (at x 0.05 the CPU was too busy
+and per-NIC rates sagged: docs/claims.md, C8). Bytes: Table 3's per-GPU volumes divided by
+`divisor` (16,000 in quick mode: TP 35 KB, DP 344 KB, PP 375 B; 8,000 in full), every ratio kept.
+A step is TP, PP and DP one after the other (no overlap), each transfer over `channels` TCP
 connections, one per NIC port, paced at 90% of the port (HPN's RoCE is lossless: unpaced, single
-in-pod phases varied 2-3x with retransmission timeouts); a phase from its first byte sent to
-its last byte read.
+in-pod phases varied severalfold with retransmission timeouts); a phase from its first byte sent
+to its last byte read.
 
 Expectation, from a fluid model (each phase lasts as long as its busiest resource, a NIC at the
 senders' pace or a pod's core uplinks, needs): the 15:1 core costs HPN's placement PP's
 4 x 375 B over 2.7 Mbit/s, +1.4%; DP across the pods pushes 4 x 344 KB per direction through
 2.7 Mbit/s of core against 344 KB per NIC at 9 Mbit/s inside a pod: 13.3x the step. The fluid
-model leaves out connection set-up and slow start (~0.1 s per step here, bars dashed in the
-plot); the verdict compares the best step of each (the fabric's capacity shows in the fastest;
-medians reported). Bars, set from the measured spread (three quick runs here: the core's cost
-to `pp-across` +3.8%, +2.2%, +6.6% against the predicted +1.4%; `dp-across` / `pp-across` 12.2x,
-12.7x, 12.8x against 13.3x; wall time about 40 s; with `core_oversubscription=4` -0.7% and
--2.7% against +0.3%, 28 s):
+model leaves out connection set-up and slow start (bars dashed in the plot); the verdict
+compares the best step of each (the fabric's capacity shows in the fastest; medians reported).
+Bars, set from the spread measured over repeated quick runs (docs/claims.md, C8):
 - `pp-across` on 15:1 within SAME (10 points) of its predicted cost over the non-blocking core:
-  the runs strayed up to 5.2 points (on two bring-ups, up to 11.6); PP 10x larger (`pp_mb=60`)
-  would cost +13.5%;
+  above how far the runs strayed on one bring-up; PP 10x larger (`pp_mb=60`) would cost
+  +13.5% (the model's figure), which the bar tells apart;
 - `dp-across` / `pp-across` on 15:1 within RATIO (0.7-1.3) of the predicted ratio: "roughly";
   a core that was no bottleneck would give ~1x, connections stacked on one plane ~2x the ratio;
 - the fault: before it, every trace of the stream leaves the core on port j, the port the
   per-port rule pairs with its in-port; while j is down, on one other port toward the same pod
   (the hash fallback), j silent and that port carrying the stream (CARRIED of its rate); every
-  trace from 1 s after the repair on j again, and j carrying it from 0.5 s after the repair (a
-  quick run with 0.5 s measured after the repair failed on a 0.3 s TCP stall in it: 3 s now).
+  trace from 1 s after the repair on j again, and j carrying it from 0.5 s after the repair
+  (measured over 3 s: a shorter window failed on one TCP stall, docs/claims.md, C8).
 Validity: the CPU's busy fraction while the judged steps' bytes moved (the best of each) and
 during the fault run, at most 90%.
 """
@@ -79,7 +76,7 @@ class CoreKnobs(Knobs):
     dp_mb: float = job.PAPER_MB["dp"]
     pp_mb: float = job.PAPER_MB["pp"]
     channels: int = 2
-    warm: float = 2.0       # the stream's start-up (a stall ~1.4 s in, seen in every run) stays out
+    warm: float = 2.0       # the stream's start-up stays out (a stall early in it: C8's docs)
     before: float = 2.0
     fault: float = 3.0
     after: float = 3.0

@@ -6,7 +6,7 @@ on the connection with the least bytes queued (as the dual-ported NICs' connecti
 hosts spread a transfer, sec. 5): a transfer uses every path its connections hash onto, so a
 phase lasts about as long as its busiest resource needs (the fluid model of pipeline_job).
 Each connection is paced at its share of PACE x the NIC's rate: HPN's RoCE fabric is lossless,
-and unpaced TCP overflowing the ToRs' queues made single in-pod phases vary by 2-3x here.
+and unpaced TCP overflowing the ToRs' queues made single in-pod phases vary severalfold (C8).
 Each connection's source port is chosen so that a NIC's connections are split evenly over its
 two ports (the kernel's multipath hash: testbed/workload/hashports.py).
 """

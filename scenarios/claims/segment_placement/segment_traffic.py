@@ -80,7 +80,7 @@ class Background:
     def start_client(self, flow: traffic.Flow) -> traffic.Client:
         """An iperf3 client paced by the kernel (--fq-rate, as the job's connections are): with -b
         iperf3 writes 128 KB blocks when behind, bursts that overflow a 48 KB queue and cost the
-        job losses at loads the uplink has room for (50% load slowed the spread ring 1.9x here)."""
+        job losses at loads the uplink has room for (docs/claims.md, C7)."""
         out = self.emu.state.file(f"iperf3-bg-{flow.src.name}-{flow.dport}.json")
         command = traffic.client_command(flow, self.seconds) + f" --fq-rate {self.stream_mbit:.4f}M"
         proc = self.emu.net[flow.src.host].spawn(command, traffic.IPERF_MARKER, out=out)
@@ -88,7 +88,7 @@ class Background:
 
     def wait_ready(self, tier2: Tier2) -> float:
         """Poll until the uplinks carry 70% of the offered load (at load 1 the background's TCP
-        streams fill 84-88% of an uplink here); the rate they carry (Mbit/s)."""
+        streams fill somewhat less than an uplink: C7's docs); the rate they carry (Mbit/s)."""
         if not self.flows:
             return 0.0
         seen = []
