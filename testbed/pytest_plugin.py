@@ -4,7 +4,7 @@ installed hpn-testbed makes it available to any pytest run; docs/extending.md sh
     pytestmark = pytest.mark.hpn_fabric("hpn", hosts=2)          # or topology="fab.toml"
 
     def test_reachable(hpn_fabric):                               # a running Emulation
-        assert all(c.passed for c in checks.run_all(hpn_fabric))
+        assert all(c.passed for c in bringup.run_all(hpn_fabric))
 
 The marker names the fabric: a family and its parameters (`--set` keys), or `topology=FILE.toml`
 (the file family; a relative path is relative to the test file), optionally `routing={...}` (as

@@ -46,8 +46,8 @@ def test_under_json_stdout_is_only_the_json_and_stderr_has_no_progress():
 def test_a_segment_bring_up_in_a_terminal_shows_progress_at_least_every_2_s():
     """The largest shape (one full HPN segment, 1,088 NICs: the longest bring-up) never leaves
     the user without a sign of life: from the first status line to `up in`, no gap between two
-    writes to the terminal exceeds 2 s. Then Ctrl-C tears it down (exit 0, nothing left: the
-    conftest's leftover check)."""
+    writes to the terminal exceeds 2 s. Then Ctrl-C tears it down (exit 130, "interrupted;
+    cleaned up", nothing left: the conftest's leftover check)."""
     child = pexpect.spawn(UP[0], [*UP[1:-1], "--preset", "segment"], encoding="utf-8", timeout=600,
                           dimensions=(24, 160))
     child.expect(r"bring-up > [^\r\n]*\[\d+s\]")
@@ -62,6 +62,7 @@ def test_a_segment_bring_up_in_a_terminal_shows_progress_at_least_every_2_s():
         last = now
     assert max(gaps) <= 2.0, f"longest silence {max(gaps):.1f} s"
     child.sendintr()
-    child.expect(pexpect.EOF, timeout=300)
+    child.expect("interrupted; cleaned up", timeout=300)
+    child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0, child.before
+    assert child.exitstatus == 130, child.before
