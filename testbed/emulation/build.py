@@ -40,6 +40,7 @@ from testbed.model.fabric import Fabric
 _RUN_NUMBERS = itertools.count(1)
 QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
                           # does not cap the queue before the qdisc does (platform.md)
+MTU = 1500                # every cable's and host port's MTU (bench/framecost.py: what a frame costs)
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Options:
     detector_dead_after: float = 0.06               # silence that takes a port out of its bond
     # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
     miswire: tuple[str, ...] = ()
+    mtu: int = MTU                                  # bytes, every link and host port (MTU above)
 
 
 class Emulation(Lifecycle):
@@ -186,7 +188,9 @@ class Emulation(Lifecycle):
         for host in self.fabric.hosts.values():
             net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
         self.site.record_nodes(net, self.state)
-        for l in wiring.as_built(self.fabric, self.swaps):   # the blueprint, unless miswired
+        built = wiring.as_built(self.fabric, self.swaps)      # the blueprint, unless miswired
+        self.site.make_links(built, {h.name: h.pid for h in net.hosts}, self.options.mtu)
+        for l in built:
             ends = {"port2": l.b_port, "intfName1": l.a_intf, "intfName2": l.b_intf,
                     "cls": self.site.link_class}
             if l.a in self.fabric.switches:
@@ -203,7 +207,8 @@ class Emulation(Lifecycle):
         net.start()
 
     def configure_hosts(self) -> None:
-        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath))
+        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath,
+                                                                     self.options.mtu))
                       for host in self.fabric.hosts.values()])
 
     def shape_links(self) -> None:

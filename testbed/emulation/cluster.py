@@ -102,6 +102,9 @@ class ClusterSite:
             state.data["servers"][self.placement.server_of(h.name)]["hosts"][h.name] = h.pid
         state.save()
 
+    def make_links(self, built, host_pids: dict[str, int], mtu: int) -> None:
+        """Nothing before Mininet: its link class makes each link on its servers."""
+
     def built(self, net, controller) -> None:
         controller.install_tls(self.servers.values())
 

@@ -39,8 +39,9 @@ def _nexthops(nic: Nic, backend: str) -> str:
     return " ".join(f"nexthop via {GATEWAY_IP} dev {p} onlink" for p in nic.ports)
 
 
-def host_script(host: Host, backend: str, datapath: str) -> str:
-    """Shell commands that configure `host` (run inside its namespace)."""
+def host_script(host: Host, backend: str, datapath: str, mtu: int = 1500) -> str:
+    """Shell commands that configure `host` (run inside its namespace); its ports were made
+    at `mtu` (links.py), and a bond gets it too (enslaving sets a port to its bond's MTU)."""
     lines = [
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         "sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0",
@@ -60,7 +61,7 @@ def host_script(host: Host, backend: str, datapath: str) -> str:
             lines.append(f"ip link set {port} down && ip link set {port} address {nic.mac}")
         if len(nic.ports) > 1 and backend == "bonding":
             bond = bond_name(nic)
-            lines.append(f"ip link add {bond} address {nic.mac} type bond mode balance-xor "
+            lines.append(f"ip link add {bond} address {nic.mac} mtu {mtu} type bond mode balance-xor "
                          f"xmit_hash_policy layer3+4 miimon {BOND_MIIMON_MS}")
             lines += [f"ip link set {port} master {bond}" for port in nic.ports]
             lines.append(f"ip link set {bond} up && sysctl -qw net.ipv4.conf.{bond}.rp_filter=0")

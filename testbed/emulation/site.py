@@ -13,11 +13,9 @@ from __future__ import annotations
 import os
 import sys
 
-from mininet.link import Link
-
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import counters, netdevs, nodes, system
+from testbed.emulation import counters, links, netdevs, nodes, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.hosts import FabricHost, end_unrecorded
 from testbed.emulation.watchdog import Watchdog
@@ -27,7 +25,7 @@ from testbed.model.fabric import Fabric
 class LocalSite:
     """This machine: switches are bridges of its Open vSwitch, their ports veth ends in its root
     namespace, hosts network namespaces of its own."""
-    host_class, link_class = FabricHost, Link
+    host_class, link_class = FabricHost, links.BatchedLink
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
@@ -73,6 +71,11 @@ class LocalSite:
         state.add_processes(*[(n.pid, "mininet:") for n in net.hosts + net.switches])
         state.data["hosts"] = {h.name: h.pid for h in net.hosts}
         state.save()
+
+    def make_links(self, built, host_pids: dict[str, int], mtu: int) -> None:
+        """Every veth pair of the fabric in one kernel batch (links.py), before Mininet records
+        them as links of `link_class`."""
+        links.make_veths(self.fabric, built, host_pids, mtu)
 
     def built(self, net, controller) -> None:
         """After Mininet's build, before its start: nothing more here."""

@@ -1,0 +1,160 @@
+"""What one frame costs the emulator: paced UDP through a chain of k shaped OVS hops.
+
+    sudo .venv/bin/python bench/framecost.py [--hops 3] [--rates 20 50 100 200 400]
+        [--settings mtu=1500 mtu=4096 mtu=9000] [--seconds 3]
+
+For each emulated link rate and each setting (interleaved, so drift on a shared machine hits
+all alike), a fresh chain (bench/chain.py: two namespaces, k bridges on this machine's datapath,
+every cable shaped as the fabric shapes it) carries iperf3 UDP at 90% of the link rate in
+MTU-sized datagrams. Measured over the run: the frames delivered, Open vSwitch's CPU seconds
+(ovs-vswitchd's own, unaffected by neighbours) plus the machine's softirq time (the veths' and
+qdiscs' work), and the machine's CPU busy fraction, the figure the scenarios' validity check
+reads (scenarios/kit/invalid.py). Reported per setting:
+- CPU seconds per million frame-hops (a frame crossing one switch);
+- CPU per emulated Mbit/s: ms of CPU per second per Mbit/s carried per hop;
+- the most frame-hops/s (and emulated Mbit/s x hops) carried with the CPU check passing
+  (busy <= the scenarios' limit) and under 1% loss.
+Then each setting's ratio to the first (today's settings), measured in the same run.
+
+A setting is `key=value[,key=value]`: mtu (bytes on every link and host), queue (bfifo bytes),
+shape (htb: the fabric's shaping; none: no qdisc, to see what shaping itself costs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from chain import ADDR_B, Chain
+
+from scenarios.kit.invalid import BUSY_LIMIT
+from testbed.core.wait import wait_for
+from testbed.emulation.build import QUEUE_BYTES
+from testbed.measure.meters import cpu_times
+
+TODAY = {"mtu": 1500, "queue": QUEUE_BYTES, "shape": "htb"}
+OFFERED = 0.9          # of the link rate: the shaper is not what drops
+MAX_LOSS = 0.01
+
+
+def parse_setting(text: str) -> dict:
+    out = dict(TODAY)
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        if not sep or key not in TODAY:
+            raise ValueError(f"setting {text!r}: keys are {', '.join(TODAY)}")
+        out[key] = value if key == "shape" else int(value)
+    return out
+
+
+def label(setting: dict) -> str:
+    return ",".join(f"{k}={v}" for k, v in setting.items() if v != TODAY[k]) or "today"
+
+
+def ovs_jiffies() -> int:
+    pid = Path("/var/run/openvswitch/ovs-vswitchd.pid").read_text().strip()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])        # utime + stime, all threads
+
+
+def softirq_jiffies() -> int:
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    return int(fields[5]) + int(fields[6])          # irq + softirq
+
+
+def snapshot() -> tuple[float, int, int, tuple[int, int]]:
+    return time.monotonic(), ovs_jiffies(), softirq_jiffies(), cpu_times()
+
+
+def iperf_server(chain: Chain):
+    server = chain.popen_ns("b", ["iperf3", "-s", "-1", "-B", ADDR_B])
+    wait_for("iperf3 to listen", lambda: ":5201" in chain.in_ns("b", "ss -ltnH"), 10, 0.05)
+    return server
+
+
+def point(chain: Chain, seconds: float) -> dict:
+    """One paced UDP run through `chain`: what it delivered and what it cost."""
+    import os
+    hz = os.sysconf("SC_CLK_TCK")
+    server = iperf_server(chain)
+    rate = chain.mbit * OFFERED
+    try:
+        t0, ovs0, irq0, (tot0, idle0) = snapshot()
+        out = chain.in_ns("a", f"iperf3 -c {ADDR_B} -u -b {rate:.3f}M -l {chain.mtu - 28} "
+                               f"-t {seconds} -J", timeout=seconds + 30)
+        t1, ovs1, irq1, (tot1, idle1) = snapshot()
+    finally:
+        server.kill()
+        server.wait()
+    end = json.loads(out)["end"]["sum"]
+    frames = end["packets"] - end["lost_packets"]
+    wall = t1 - t0
+    cpu = (ovs1 - ovs0 + irq1 - irq0) / hz
+    fh = frames * chain.hops
+    mbit = frames * (chain.mtu + 14) * 8 / 1e6 / seconds
+    busy = 1 - (idle1 - idle0) / max(tot1 - tot0, 1)
+    loss = end["lost_packets"] / max(end["packets"], 1)
+    return {"link_mbit": chain.mbit, "mbit": mbit, "frame_hops_s": fh / seconds, "cpu_cores": cpu / wall,
+            "s_per_mfh": cpu / fh * 1e6 if fh else float("inf"),
+            "ms_per_mbit_hop": cpu / wall * 1e3 / (mbit * chain.hops) if mbit else float("inf"),
+            "busy": busy, "loss": loss, "valid": busy <= BUSY_LIMIT and loss <= MAX_LOSS}
+
+
+def summary(points: list[dict]) -> dict:
+    ok = [p for p in points if p["valid"]] or points
+    best = max((p for p in points if p["valid"]), key=lambda p: p["frame_hops_s"], default=None)
+    return {"s_per_mfh": statistics.median(p["s_per_mfh"] for p in ok),
+            "ms_per_mbit_hop": statistics.median(p["ms_per_mbit_hop"] for p in ok),
+            "max_fh_s": best["frame_hops_s"] if best else 0.0,
+            "max_mbit_hops": best["mbit"] * best["hops"] if best else 0.0}
+
+
+def show(name: str, p: dict) -> None:
+    print(f"  {name:<22} link {p['link_mbit']:>6.0f} Mbit/s  carried {p['mbit']:>7.1f}  "
+          f"{p['frame_hops_s']:>9.0f} frame-hops/s  CPU {p['cpu_cores']:.2f} cores  "
+          f"{p['s_per_mfh']:6.2f} s/M frame-hops  {p['ms_per_mbit_hop']:6.3f} ms/s per Mbit/s-hop  "
+          f"busy {p['busy']:.0%}  loss {p['loss']:.1%}  {'ok' if p['valid'] else 'INVALID'}")
+
+
+def compared(name: str, s: dict, base: dict) -> str:
+    ratio = lambda key: f" ({s[key] / base[key]:.2f}x)" if base[key] else ""   # noqa: E731
+    return (f"{name:<24} {s['s_per_mfh']:6.2f} s/M frame-hops{ratio('s_per_mfh')}  "
+            f"{s['ms_per_mbit_hop']:.3f} ms/s per Mbit/s-hop{ratio('ms_per_mbit_hop')}  "
+            f"max valid {s['max_fh_s']:.0f} frame-hops/s{ratio('max_fh_s')}, "
+            f"{s['max_mbit_hops']:.0f} Mbit/s x hops{ratio('max_mbit_hops')}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hops", type=int, default=3)
+    ap.add_argument("--rates", type=float, nargs="+", default=[20, 50, 100, 200, 400])
+    ap.add_argument("--settings", nargs="+", default=["mtu=1500", "mtu=4096", "mtu=9000"])
+    ap.add_argument("--seconds", type=float, default=3.0)
+    args = ap.parse_args()
+    try:
+        settings = [parse_setting(s) for s in args.settings]
+    except ValueError as e:
+        print(f"framecost: {e}", file=sys.stderr)
+        sys.exit(2)
+    names = [label(s) for s in settings]
+    runs: dict[str, list[dict]] = {n: [] for n in names}
+    print(f"{args.hops} hops, {args.seconds:.0f} s per run, UDP at {OFFERED:.0%} of the link rate")
+    for mbit in args.rates:
+        for name, s in zip(names, settings):
+            with Chain(args.hops, s["mtu"], mbit, s["queue"], s["shape"]) as chain:
+                p = point(chain, args.seconds)
+            p["hops"] = args.hops
+            runs[name].append(p)
+            show(name, p)
+    sums = {n: summary(ps) for n, ps in runs.items()}
+    base = sums[names[0]]
+    print(f"datapath {chain.datapath}; CPU = ovs-vswitchd + softirq; valid: busy <= {BUSY_LIMIT:.0%}, "
+          f"loss <= {MAX_LOSS:.0%} (machine busy includes neighbours)")
+    for n in names:
+        print(compared(n, sums[n], base))
+
+if __name__ == "__main__":
+    main()

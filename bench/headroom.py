@@ -1,0 +1,117 @@
+"""Headroom: do the scenarios' verdicts survive a machine that is not idle?
+
+    sudo .venv/bin/python bench/headroom.py [NAME ...] [--load 0.5] [--out DIR] [--full]
+        [--only as-is|loaded]
+
+Runs the chosen scenarios (default: the tour, in quick mode like `hpn-testbed run`) twice: on the
+machine as it is, then beside a background load this bench starts and stops itself: a busy loop
+duty-cycled to `--load` of one core (0.5: half a core, a quarter of a 2-core machine), its own
+child process, ended by its PID. Each pass is one `hpn-testbed run --json`; for each scenario it
+reports the verdict and the CPU busy fraction in the runs the verdict rests on: the highest
+`cpu_busy` figure the scenario recorded, the one its validity check reads
+(scenarios/kit/invalid.py). The checks are not loosened: a run the CPU bounded stays `invalid`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scenarios.kit.invalid import BUSY_LIMIT, busiest
+
+PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
+
+LOOP = """
+import sys, time
+load, period = float(sys.argv[1]), float(sys.argv[2])
+while True:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < load * period:
+        pass
+    time.sleep(max(0.0, period - (time.monotonic() - t0)))
+"""
+
+
+class BusyLoop:
+    """A child process that keeps `load` of one core busy until the block ends (then killed by PID)."""
+
+    def __init__(self, load: float):
+        self.load, self.proc = load, None
+
+    def __enter__(self) -> BusyLoop:
+        if self.load > 0:
+            self.proc = subprocess.Popen([sys.executable, "-c", LOOP, str(self.load), str(PERIOD)])
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def run_pass(names: list[str], out: Path, full: bool) -> tuple[list[dict], float]:
+    """One `hpn-testbed run --json`: (its results, seconds it took)."""
+    argv = [sys.executable, "-m", "testbed", "run", *names, "--json", "--out", str(out)]
+    if names and not full:
+        argv.append("--quick")          # as the tour runs: the short versions
+    t0 = time.monotonic()
+    proc = subprocess.run(argv, capture_output=True, text=True)
+    took = time.monotonic() - t0
+    try:
+        return json.loads(proc.stdout), took
+    except json.JSONDecodeError:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        raise SystemExit(f"headroom: `{' '.join(argv[1:])}` gave no results (exit "
+                         f"{proc.returncode}): {' | '.join(tail)}") from None
+
+
+def rows(results: list[dict]) -> dict[str, tuple[str, float | None]]:
+    """scenario -> (verdict, highest CPU busy fraction its runs recorded)."""
+    return {r["scenario"]: (r["verdict"], busiest(r.get("figures", {}))) for r in results}
+
+
+def shown_busy(busy: float | None) -> str:
+    return "-" if busy is None else f"{busy:.0%}"
+
+
+def report(passes: dict[str, dict], load: float) -> None:
+    names = list(next(iter(passes.values())))
+    print(f"{'scenario':<24}" + "".join(f"{p + ' verdict':>26}{'CPU busy':>10}" for p in passes))
+    for n in names:
+        print(f"{n:<24}" + "".join(f"{passes[p][n][0]:>26}{shown_busy(passes[p][n][1]):>10}"
+                                   for p in passes if n in passes[p]))
+    for p, got in passes.items():
+        ok = sum(v == "reproduced" for v, _ in got.values())
+        busy = [b for _, b in got.values() if b is not None]
+        print(f"{p}: {ok} of {len(got)} reproduced; highest CPU busy {shown_busy(max(busy, default=None))}"
+              f" (validity limit {BUSY_LIMIT:.0%}; issue 27's idle target <= 60%)")
+    print(f"loaded = beside a busy loop at {load:.0%} of one core (its own process, ended by PID)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", help="scenarios (default: the tour)")
+    ap.add_argument("--load", type=float, default=0.5, help="fraction of one core the loop keeps busy")
+    ap.add_argument("--out", default="out/headroom")
+    ap.add_argument("--full", action="store_true", help="named scenarios at full length, not --quick")
+    ap.add_argument("--only", choices=("as-is", "loaded"), help="one pass only")
+    args = ap.parse_args()
+    if not 0 < args.load <= 1:
+        print("headroom: --load is a fraction of one core, in (0, 1]", file=sys.stderr)
+        sys.exit(2)
+    passes: dict[str, dict] = {}
+    for name, load in (("as-is", 0.0), ("loaded", args.load)):
+        if args.only and args.only != name:
+            continue
+        with BusyLoop(load):
+            results, took = run_pass(args.names, Path(args.out) / name, args.full)
+        passes[name] = rows(results)
+        print(f"{name} pass: {len(results)} scenarios in {took:.0f} s", flush=True)
+    report(passes, args.load)
+
+
+if __name__ == "__main__":
+    main()

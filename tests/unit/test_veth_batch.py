@@ -1,0 +1,28 @@
+"""The fabric's veth pairs as one kernel batch (testbed/emulation/links.py): every cable once,
+a host's end made in its namespace with its NIC's MAC, every end at the fabric's MTU, the
+switches' ends set up. No root."""
+from testbed.emulation import hostnet
+from testbed.emulation.links import veth_lines
+from testbed.model import make_fabric
+
+
+def test_every_cable_is_one_pair_with_host_ends_in_their_namespaces():
+    fab = make_fabric("hpn")
+    pids = {h: 1000 + i for i, h in enumerate(fab.hosts)}
+    lines = veth_lines(fab, fab.links, pids, 4096)
+    adds = [line for line in lines if line.startswith("link add ")]
+    assert len(adds) == len(fab.links)
+    assert all(" mtu 4096 type veth peer name " in a and a.endswith(" mtu 4096") for a in adds)
+    link = fab.host_links()[0]
+    nic = next(n for n in fab.hosts[link.a].nics if link.a_intf in n.ports)
+    assert (f"link add name {link.a_intf} address {nic.mac} netns {pids[link.a]} mtu 4096 "
+            f"type veth peer name {link.b_intf} mtu 4096") in adds
+    ups = {line.split()[-2] for line in lines if line.startswith("link set dev ")}
+    root_ends = {l.b_intf for l in fab.links} | {l.a_intf for l in fab.switch_links()}
+    assert ups == root_ends          # host ends go up in their host script, after their MAC
+
+
+def test_a_bond_carries_the_fabric_mtu_so_enslaving_keeps_its_ports_at_it():
+    host = make_fabric("hpn").hosts["p0s0h0"]
+    assert " mtu 9000 type bond " in hostnet.host_script(host, "bonding", "system", 9000)
+    assert " mtu 1500 type bond " in hostnet.host_script(host, "bonding", "system")
