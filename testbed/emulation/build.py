@@ -40,7 +40,6 @@ from testbed.model.fabric import Fabric
 _RUN_NUMBERS = itertools.count(1)
 QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath's socket buffer
                           # does not cap the queue before the qdisc does (platform.md)
-MTU = 1500                # every cable's and host port's MTU (bench/framecost.py: what a frame costs)
 
 
 @dataclass
@@ -57,7 +56,7 @@ class Options:
     detector_dead_after: float = 0.06               # silence that takes a port out of its bond
     # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
     miswire: tuple[str, ...] = ()
-    mtu: int = MTU                                  # bytes, every link and host port (MTU above)
+    mtu: int | None = None                         # bytes, every link and host port; None: HPN_MTU or 1500
 
 
 class Emulation(Lifecycle):
@@ -71,6 +70,8 @@ class Emulation(Lifecycle):
         self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
         self.datapath = self.site.datapath(self.options.datapath)
         self.bond = self.options.bond or system.bond_backend()
+        self.mtu = self.options.mtu or system.mtu()
+        system.check_mtu(self.mtu)                  # ParamError before anything exists
         self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
         self.controller = self.site.make_controller(self.state, self.options.routing)
@@ -189,7 +190,7 @@ class Emulation(Lifecycle):
             net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
         self.site.record_nodes(net, self.state)
         built = wiring.as_built(self.fabric, self.swaps)      # the blueprint, unless miswired
-        self.site.make_links(built, {h.name: h.pid for h in net.hosts}, self.options.mtu)
+        self.site.make_links(built, {h.name: h.pid for h in net.hosts}, self.mtu)
         for l in built:
             ends = {"port2": l.b_port, "intfName1": l.a_intf, "intfName2": l.b_intf,
                     "cls": self.site.link_class}
@@ -208,7 +209,7 @@ class Emulation(Lifecycle):
 
     def configure_hosts(self) -> None:
         sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath,
-                                                                     self.options.mtu))
+                                                                     self.mtu))
                       for host in self.fabric.hosts.values()])
 
     def shape_links(self) -> None:

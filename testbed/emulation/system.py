@@ -53,6 +53,28 @@ def bond_backend() -> str:
     return "bonding" if features()["bonding"] else "multipath"
 
 
+MTU_RANGE = (576, 9000)   # IPv4's minimum to a jumbo frame (what the userspace datapath receives)
+
+
+def mtu() -> int:
+    """Every cable's and host port's MTU: 1500 unless HPN_MTU says otherwise (bench/framecost.py
+    measures what it costs; docs/internals.md says why it is what it is)."""
+    forced = os.environ.get("HPN_MTU")
+    if not forced:
+        return 1500
+    if not forced.isdigit():
+        from testbed.core.errors import ParamError
+        raise ParamError(f"HPN_MTU={forced!r}: a number of bytes, {MTU_RANGE[0]}..{MTU_RANGE[1]}")
+    return int(forced)
+
+
+def check_mtu(value: int) -> None:
+    """ParamError (one line) unless `value` is an MTU every part of the fabric can carry."""
+    from testbed.core.errors import ParamError
+    if not MTU_RANGE[0] <= value <= MTU_RANGE[1]:
+        raise ParamError(f"mtu={value}: choose {MTU_RANGE[0]}..{MTU_RANGE[1]} bytes (HPN_MTU)")
+
+
 def one_way_fault_backend() -> str:
     if features()["nft_egress_hook"]:
         return "nft-egress"

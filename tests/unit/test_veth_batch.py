@@ -26,3 +26,21 @@ def test_a_bond_carries_the_fabric_mtu_so_enslaving_keeps_its_ports_at_it():
     host = make_fabric("hpn").hosts["p0s0h0"]
     assert " mtu 9000 type bond " in hostnet.host_script(host, "bonding", "system", 9000)
     assert " mtu 1500 type bond " in hostnet.host_script(host, "bonding", "system")
+
+
+def test_the_mtu_is_1500_unless_hpn_mtu_says_otherwise_and_out_of_range_is_refused(monkeypatch):
+    import pytest
+
+    from testbed.core.errors import ParamError
+    from testbed.emulation import system
+    monkeypatch.delenv("HPN_MTU", raising=False)
+    assert system.mtu() == 1500
+    monkeypatch.setenv("HPN_MTU", "9000")
+    assert system.mtu() == 9000
+    for bad in ("jumbo", "-1"):
+        monkeypatch.setenv("HPN_MTU", bad)
+        with pytest.raises(ParamError, match="HPN_MTU"):
+            system.mtu()
+    for value in (575, 9001):
+        with pytest.raises(ParamError, match="576..9000"):
+            system.check_mtu(value)
