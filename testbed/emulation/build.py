@@ -22,6 +22,7 @@ import itertools
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -287,18 +288,21 @@ class Emulation(Lifecycle):
         if not status.settled:
             return False
         per_switch = status.routes_per_switch
-        for sw in self.fabric.switches:
-            if sw in confirmed:
-                continue
-            try:
-                flows = self.site.ofctl("dump-aggregate", sw)
-            except TestbedError:   # a bridge still being configured: ask again on the next poll
-                return False
-            count = int(flows.split("flow_count=")[1].split()[0])
-            if count < per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
-                return False
-            confirmed.add(sw)
-        return True
+        asked = [sw for sw in self.fabric.switches if sw not in confirmed]
+        with ThreadPoolExecutor(max_workers=8) as pool:   # ovs-ofctl waits on OVS, not the CPU
+            counts = list(pool.map(self._flow_count, asked))
+        for sw, count in zip(asked, counts):
+            if count is not None and count >= per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
+                confirmed.add(sw)
+        return len(confirmed) == len(self.fabric.switches)
+
+    def _flow_count(self, switch: str) -> int | None:
+        """How many flows `switch` holds (None: a bridge still being configured, ask again)."""
+        try:
+            flows = self.site.ofctl("dump-aggregate", switch)
+        except TestbedError:
+            return None
+        return int(flows.split("flow_count=")[1].split()[0])
 
     # ---- helpers for users of a running emulation (the rest is emu.site's) ----
     def ofctl(self, command: str, switch: str, *args: str) -> str:
