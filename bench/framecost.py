@@ -8,7 +8,8 @@ all alike), a fresh chain (bench/chain.py: two namespaces, k bridges on this mac
 every cable shaped as the fabric shapes it) carries iperf3 UDP at 90% of the link rate in
 MTU-sized datagrams. Measured over the run: the frames delivered, Open vSwitch's CPU seconds
 (ovs-vswitchd's own, unaffected by neighbours) plus the machine's softirq time (the veths' and
-qdiscs' work), and the machine's CPU busy fraction, the figure the scenarios' validity check
+qdiscs' work), less what the same chain costs with no traffic in the second before (OVS's own
+loops), and the machine's CPU busy fraction, the figure the scenarios' validity check
 reads (scenarios/kit/invalid.py). Reported per setting:
 - CPU seconds per million frame-hops (a frame crossing one switch);
 - CPU per emulated Mbit/s: ms of CPU per second per Mbit/s carried per hop;
@@ -38,6 +39,7 @@ from testbed.measure.meters import cpu_times
 TODAY = {"mtu": 1500, "queue": QUEUE_BYTES, "shape": "htb"}
 OFFERED = 0.9          # of the link rate: the shaper is not what drops
 MAX_LOSS = 0.01
+IDLE_S = 1.0           # s of no traffic before each run: the CPU the chain costs anyway
 
 
 def parse_setting(text: str) -> dict:
@@ -69,6 +71,15 @@ def snapshot() -> tuple[float, int, int, tuple[int, int]]:
     return time.monotonic(), ovs_jiffies(), softirq_jiffies(), cpu_times()
 
 
+def idle_cores(seconds: float, hz: int) -> float:
+    """The same CPU with the chain up and no traffic (OVS's own loops, timers): subtracted, so
+    that the cost is what frames add."""
+    t0, ovs0, irq0, _ = snapshot()
+    time.sleep(seconds)
+    t1, ovs1, irq1, _ = snapshot()
+    return (ovs1 - ovs0 + irq1 - irq0) / hz / (t1 - t0)
+
+
 def iperf_server(chain: Chain):
     server = chain.popen_ns("b", ["iperf3", "-s", "-1", "-B", ADDR_B])
     wait_for("iperf3 to listen", lambda: ":5201" in chain.in_ns("b", "ss -ltnH"), 10, 0.05)
@@ -82,6 +93,7 @@ def point(chain: Chain, seconds: float) -> dict:
     server = iperf_server(chain)
     rate = chain.mbit * OFFERED
     try:
+        idle = idle_cores(IDLE_S, hz)
         t0, ovs0, irq0, (tot0, idle0) = snapshot()
         out = chain.in_ns("a", f"iperf3 -c {ADDR_B} -u -b {rate:.3f}M -l {chain.mtu - 28} "
                                f"-t {seconds} -J", timeout=seconds + 30)
@@ -92,7 +104,7 @@ def point(chain: Chain, seconds: float) -> dict:
     end = json.loads(out)["end"]["sum"]
     frames = end["packets"] - end["lost_packets"]
     wall = t1 - t0
-    cpu = (ovs1 - ovs0 + irq1 - irq0) / hz
+    cpu = max(0.0, (ovs1 - ovs0 + irq1 - irq0) / hz - idle * wall)   # what the frames added
     fh = frames * chain.hops
     mbit = frames * (chain.mtu + 14) * 8 / 1e6 / seconds
     busy = 1 - (idle1 - idle0) / max(tot1 - tot0, 1)
@@ -100,7 +112,7 @@ def point(chain: Chain, seconds: float) -> dict:
     return {"link_mbit": chain.mbit, "mbit": mbit, "frame_hops_s": fh / seconds, "cpu_cores": cpu / wall,
             "s_per_mfh": cpu / fh * 1e6 if fh else float("inf"),
             "ms_per_mbit_hop": cpu / wall * 1e3 / (mbit * chain.hops) if mbit else float("inf"),
-            "busy": busy, "loss": loss, "valid": busy <= BUSY_LIMIT and loss <= MAX_LOSS}
+            "idle_cores": idle, "busy": busy, "loss": loss, "valid": busy <= BUSY_LIMIT and loss <= MAX_LOSS}
 
 
 def summary(points: list[dict]) -> dict:
@@ -114,7 +126,8 @@ def summary(points: list[dict]) -> dict:
 
 def show(name: str, p: dict) -> None:
     print(f"  {name:<22} link {p['link_mbit']:>6.0f} Mbit/s  carried {p['mbit']:>7.1f}  "
-          f"{p['frame_hops_s']:>9.0f} frame-hops/s  CPU {p['cpu_cores']:.2f} cores  "
+          f"{p['frame_hops_s']:>9.0f} frame-hops/s  CPU {p['cpu_cores']:.2f} cores "
+          f"(+{p['idle_cores']:.2f} idle)  "
           f"{p['s_per_mfh']:6.2f} s/M frame-hops  {p['ms_per_mbit_hop']:6.3f} ms/s per Mbit/s-hop  "
           f"busy {p['busy']:.0%}  loss {p['loss']:.1%}  {'ok' if p['valid'] else 'INVALID'}")
 

@@ -27,7 +27,7 @@ class BatchedLink(Link):
     """A Mininet Link over a veth pair that `veth_lines` already made."""
 
     def __init__(self, node1, node2, **params):
-        params.setdefault("intf", BatchedIntf)
+        params["intf"] = BatchedIntf      # Mininet.addLink passes its own default: not that one
         super().__init__(node1, node2, **params)
 
     @classmethod
