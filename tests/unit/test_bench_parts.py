@@ -1,0 +1,41 @@
+"""The benches' own logic, without a fabric: framecost's settings and summary, headroom's reading
+of results and its background load (a child process ended by its PID). No root."""
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import framecost  # noqa: E402
+import headroom  # noqa: E402
+
+
+def test_a_setting_names_only_what_differs_from_today_and_unknown_keys_are_refused():
+    assert framecost.label(framecost.parse_setting("mtu=1500")) == "today"
+    s = framecost.parse_setting("mtu=9000,shape=none")
+    assert (s["mtu"], s["shape"], framecost.label(s)) == (9000, "none", "mtu=9000,shape=none")
+    with pytest.raises(ValueError, match="keys are"):
+        framecost.parse_setting("jumbo=1")
+
+
+def test_the_ceiling_is_the_busiest_valid_run_and_an_invalid_one_does_not_count():
+    runs = [{"s_per_mfh": 40.0, "ms_per_mbit_hop": 3.0, "frame_hops_s": 5000.0, "mbit": 20.0,
+             "hops": 3, "valid": True},
+            {"s_per_mfh": 50.0, "ms_per_mbit_hop": 4.0, "frame_hops_s": 9e4, "mbit": 400.0,
+             "hops": 3, "valid": False}]
+    s = framecost.summary(runs)
+    assert (s["max_fh_s"], s["max_mbit_hops"], s["s_per_mfh"]) == (5000.0, 60.0, 40.0)
+
+
+def test_headroom_reads_each_scenarios_verdict_and_busiest_cpu_figure():
+    results = [{"scenario": "a", "verdict": "reproduced", "figures": {"runs": [{"cpu_busy": 0.4},
+                                                                               {"cpu_busy": 0.7}]}},
+               {"scenario": "b", "verdict": "invalid", "figures": {}}]
+    assert headroom.rows(results) == {"a": ("reproduced", 0.7), "b": ("invalid", None)}
+
+
+def test_the_background_load_is_a_child_that_is_gone_when_the_block_ends():
+    with headroom.BusyLoop(0.2) as load:
+        assert load.proc.poll() is None
+    assert load.proc.returncode is not None
