@@ -12,14 +12,24 @@ OVS_TAG = "hpn-testbed"
 
 
 def delete_bridges(bridges: set[str], ports: int) -> str:
-    """One ovs-vsctl for all of them; OVS takes ~0.1 s a bridge and more with many ports."""
+    """One ovs-vsctl for all of them; OVS takes ~0.1 s a bridge and more with many ports.
+
+    On the userspace datapath each bridge's own port is a tap device, and ovs-vswitchd closes
+    them one by one, each waiting out the kernel's grace period: the taps go first, in one kernel
+    batch (18 bridges: 0.06 s instead of 0.4 s, bench notes in docs/testing.md)."""
     if not bridges:
         return ""
+    delete_links(bridge_taps(bridges))
     timeout = max(30, int(0.05 * ports) + 5 * len(bridges))
     sh.run(["ovs-vsctl", f"--timeout={timeout}"] + [a for b in sorted(bridges)
                                                      for a in ("--", "--if-exists", "del-br", b)],
            timeout=timeout + 10)
     return f"{len(bridges)} bridges"
+
+
+def bridge_taps(bridges) -> list[str]:
+    """Those of `bridges` whose own port is a tap device (the userspace datapath's)."""
+    return sorted(b for b in bridges if os.path.exists(f"/sys/class/net/{b}/tun_flags"))
 
 
 def delete_links(names: list[str]) -> int:

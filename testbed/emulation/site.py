@@ -125,5 +125,6 @@ class LocalSite:
         end_unrecorded(net, {pid for pid, *_ in state.data["pids"]})
 
     def remove_links(self, state) -> None:
-        """The fabric's links in one kernel batch (instead of Mininet's round trip per link)."""
-        netdevs.delete_links(self.root_intfs())
+        """The fabric's links in one kernel batch (instead of Mininet's round trip per link),
+        with the bridges' own tap devices on the userspace datapath (netdevs.delete_bridges)."""
+        netdevs.delete_links(self.root_intfs() + netdevs.bridge_taps(self.fabric.switches))
