@@ -49,8 +49,9 @@ def add_controller_args(parser) -> None:
     parser.add_argument("--controller-app", metavar="FILE.py|osken:MODULE",
                         help="run your own os-ken (Ryu API) app in our launcher instead of our "
                              "controller: a bare fabric (hosts on-link in one subnet, no gateway; "
-                             "the app does everything); e.g. osken:os_ken.app.simple_switch_13 "
-                             "on a loop-free topology file. --check skips the wiring check")
+                             "the app does everything), e.g. examples/l2_switch.py (a learning "
+                             "switch) on a loop-free topology file (examples/tree.toml); --check "
+                             "skips the wiring check (docs/extending.md)")
     parser.add_argument("--beside", action="store_true",
                         help="with --controller-app: run it beside ours in one process (ours "
                              "keeps tables 0-1 and the groups; what table 1 does not route goes "

@@ -30,7 +30,7 @@ from testbed.core.errors import ParamError
 
 PROJECT = Path(__file__).resolve().parents[2]
 OSKEN_PREFIX = "osken:"
-EXAMPLE = "osken:os_ken.app.simple_switch_13"
+EXAMPLE = "osken:mypackage.myapp"
 MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 CHECK_TIMEOUT_S = 30.0
 OF15 = 6                              # the wire version of OpenFlow 1.5: what our app speaks
