@@ -21,7 +21,7 @@ pace 0.9, m = 2 and 1.8x, a loss of 1 - 1/1.8 = 44% against the prediction. Judg
 loss against the prediction at least Meta's 30%, and hashing the QPs at least 1.15x faster than
 pinning. Not against hashing's own completion alone: hashed over 2 uplinks, an uplink now and then
 gets most of a leaf's QPs, and in random draws of that hashing the 30% bar against it would fail
-by chance in about 1% of runs (16 QPs, 2 draws), 11% with 8 QPs (docs/claims.md, C14).
+by chance in about 1% of runs (16 QPs, 2 draws), 12% with 8 QPs (docs/claims.md, C14).
 """
 from __future__ import annotations
 
