@@ -38,6 +38,10 @@ every equal-cost path, the limit that hashing more QPs approaches.
 Expected, from 10,000 random draws of the same hashing (docs/claims.md, C14): with one QP an
 uplink carries two or three connections while another is idle, and the ring runs about 2x the
 prediction; at 8 QPs about 1.3x, a gain of about +60% (Meta: up to +40%).
+
+Then Meta's path-pinning baseline, a part of the same run (pinning.py): static routes by
+destination on a partly allocated fabric (fewer spines than hosts per leaf, a job on some of
+them) against the same ring with its QPs hashed; the verdict is reproduced when both parts are.
 """
 from __future__ import annotations
 
@@ -113,7 +117,8 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
     title = "RoCE entropy: queue pairs per connection against ECMP"
     paper = ("case study 002 sec. 4.1: RoCE's near-identical 5-tuples (UDP to 4791, few QPs) hashed most "
              "NCCL traffic onto one spine link, 95% busy while another sat at 22%; Meta (SIGCOMM'24): "
-             "hashing on the QP with more QPs per connection, up to +40% AllReduce")
+             "hashing on the QP with more QPs per connection, up to +40% AllReduce; pinning paths per "
+             "destination lost >30% on partly allocated racks")
     families = ("mpft",)
     base: ClassVar[dict] = {"planes": 1, "leaves": 2, "spines": 4, "hosts_per_leaf": 4, "scale": 0.01}
     fixed: ClassVar[dict] = {"planes": "one leaf/spine plane: the ring runs on every host's NIC 0"}
