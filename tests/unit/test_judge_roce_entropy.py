@@ -226,3 +226,17 @@ def test_undefined_ratios_are_none_not_infinity():
     judgement = scenarios.get("roce-entropy").judge(figures)
     assert judgement.derived["excess_left"] is None and judgement.derived["busiest_over_least"] is None
     assert judgement.verdict == NOT_REPRODUCED
+
+
+def test_the_opposite_setting_a_contiguous_job_is_not_pinned_onto_one_uplink():
+    """The job on a leaf's hosts 0 and 1 instead: destination index modulo 2 spines sends them
+    up different uplinks, so pinning loses nothing (what pinning_spreads_a_contiguous_job feeds
+    the judge)."""
+    scenario = scenarios.get("roce-entropy").configure({}, quick=True)
+    fab = scenario.fabric(spines=PN.PIN_SPINES)
+    nics = {h: fab.hosts[h].nics[0] for h in ("g0h0", "g1h0", "g0h1", "g1h1")}
+    hops = ring.ring_hops(list(nics.values()))
+    pred = PN.prediction(fab, hops, 24.0, 0.9 * fab.line_mbit(hops[0][0]))
+    assert pred["max_on_one_uplink"] == 1
+    assert pred["pinned_s"] == pytest.approx(pred["spread_s"], rel=1e-4)
+    assert pred["loss"] == pytest.approx(0, abs=1e-3)
