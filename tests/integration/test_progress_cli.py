@@ -3,6 +3,7 @@ timestamped phase lines on a pipe, and only JSON on stdout under --json (issue 2
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -11,10 +12,14 @@ import time
 import pexpect
 
 UP = [sys.executable, "-m", "testbed", "up", "hpn", "--check"]
+# A terminal window's TERM, whatever the test run's own (a pipe, CI and the distro lane have
+# TERM=dumb or none; a dumb terminal gets the plain lines instead of the live status)
+TERMINAL = {**os.environ, "TERM": "xterm-256color"}
 
 
 def test_in_a_terminal_the_bring_up_shows_a_live_status():
-    child = pexpect.spawn(UP[0], UP[1:], encoding="utf-8", timeout=180, dimensions=(24, 160))
+    child = pexpect.spawn(UP[0], UP[1:], encoding="utf-8", timeout=180, dimensions=(24, 160),
+                          env=TERMINAL)
     # the status line names the running phases and the innermost's clock, redrawn as it goes
     child.expect(r"bring-up > (controller|namespaces|hosts|switches|learning|checking)[^\r\n]*\[\d+s\]")
     child.expect(r"checks > \w[^\r\n]*\[\d+s\]")
@@ -49,7 +54,7 @@ def test_a_segment_bring_up_in_a_terminal_shows_progress_at_least_every_2_s():
     writes to the terminal exceeds 2 s. Then Ctrl-C tears it down (exit 130, "interrupted;
     cleaned up", nothing left: the conftest's leftover check)."""
     child = pexpect.spawn(UP[0], [*UP[1:-1], "--preset", "segment"], encoding="utf-8", timeout=600,
-                          dimensions=(24, 160))
+                          dimensions=(24, 160), env=TERMINAL)
     child.expect(r"bring-up > [^\r\n]*\[\d+s\]")
     last, gaps, seen = time.monotonic(), [], ""
     while "press Ctrl-C" not in seen:   # printed once the fabric is up, after `up in`
