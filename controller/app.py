@@ -38,7 +38,6 @@ from os_ken.lib import hub
 from os_ken.lib.packet import arp, ethernet, ipv4, packet, tcp
 from os_ken.ofproto import ofproto_v1_5
 
-from controller import heartbeat
 from controller.switch import SwitchWriter
 from testbed.core import files
 from testbed.model import families, policies
@@ -66,10 +65,11 @@ class FabricController(app_manager.OSKenApp):
         super().__init__(*args, **kwargs)
         with open(os.environ[SPEC_ENV]) as f:
             self.spec = json.load(f)
-        heartbeat.start(self.spec.get("heartbeat"), self.spec.get("heartbeat_s", 0.1))
         self.fabric = families.from_spec(self.spec)
         if self.spec.get("policy_file"):   # a policy defined outside the testbed (registry.py)
             policies.load_file(self.spec["policy_file"])
+        # a user's app runs beside ours: tables 2 and on are its (testbed/emulation/controller_app.py)
+        self.beside = bool((self.spec.get("controller_app") or {}).get("beside"))
         self.routing = policies.normalize(self.fabric, self.spec.get("routing", {}))
         policy, opts = self.routing.policy, self.routing.options
         self.samples = policy.samples(opts)
@@ -114,7 +114,7 @@ class FabricController(app_manager.OSKenApp):
             self.lost.append(name)
             old.dp.close()
         writer = SwitchWriter(dp, self.fabric.switches[name], self.routing.ecmp)
-        writer.reset(self.samples)
+        writer.reset(self.samples, beside=self.beside)
         self.installed = {k: v for k, v in self.installed.items() if k[1] != name}
         self.switches[name] = writer
         for rules in self.wanted.values():

@@ -1,6 +1,6 @@
 """Run an os-ken app in-process (os-ken 4.x ships no osken-manager).
 
-    python -m controller.launcher APP_MODULE_OR_PATH SOCKET [extra os-ken args]
+    python -m controller.launcher APP[,APP...] SOCKET [extra os-ken args]
     python -m controller.launcher APP ssl:HOST:PORT --ctl-privkey K --ctl-cert C --ca-certs CA
 
 Serves OpenFlow on the Unix socket SOCKET, not on TCP: only processes that may enter its
@@ -11,9 +11,14 @@ by root: so a connection that claims a switch's DPID is that switch (reconnectin
 With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster.py) it serves TCP with
 mutual TLS instead: only a switch whose certificate the run's CA signed can connect.
 
+Several apps (comma-separated: ours and a user's, testbed/emulation/controller_app.py) run in
+the one process, as os-ken runs them. The heartbeat the testbed's watchdog reads is stamped here
+(controller/heartbeat.py, its file named by the run's spec), whichever apps run.
+
 SIGTERM/SIGINT end the process at once with status 0: os-ken's default "native" hub runs apps
 in non-daemon threads that it cannot kill, so a normal shutdown (AppManager.close) would hang.
 """
+import json
 import logging
 import os
 import signal
@@ -31,7 +36,7 @@ import os_ken.controller.controller as osken_controller  # noqa: E402  registers
 # isort: on
 from os_ken.lib import hub
 
-from controller import ovs_groups
+from controller import heartbeat, ovs_groups
 
 LOG = logging.getLogger(__name__)
 
@@ -90,11 +95,20 @@ def _exit_now(signum, _frame):
     os._exit(0)
 
 
+def start_heartbeat() -> None:
+    """Stamp the heartbeat file the run's spec names (HPN_TESTBED_SPEC), if it names one."""
+    spec = os.environ.get("HPN_TESTBED_SPEC")
+    if spec:
+        with open(spec) as f:
+            data = json.load(f)
+        heartbeat.start(data.get("heartbeat"), data.get("heartbeat_s", 0.1))
+
+
 def run(app_module, path, extra_args=()):
     """Serve OpenFlow on the Unix socket `path` with `app_module` (a module name or a path to
-    a .py file); `extra_args` are more os-ken options, e.g. ['--verbose']. Applies
-    ovs_groups.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which exit the process. Call from
-    the main thread."""
+    a .py file, or several, comma-separated); `extra_args` are more os-ken options, e.g.
+    ['--verbose']. Applies ovs_groups.apply_parser_fixes(). Blocks until SIGTERM/SIGINT, which
+    exit the process. Call from the main thread."""
     tls = str(path).startswith('ssl:')
     if tls:   # switches on other servers: TCP with mutual TLS (os-ken's own SSL server)
         for option in ('--ctl-privkey', '--ctl-cert', '--ca-certs'):
@@ -111,6 +125,7 @@ def run(app_module, path, extra_args=()):
         osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_now)
+    start_heartbeat()
     AppManager.run_apps([app_module])
 
 

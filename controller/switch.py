@@ -25,6 +25,7 @@ from testbed.model.contract import (
     PROBE_ETHERTYPE,
     TABLE_CLASSIFY,
     TABLE_FORWARD,
+    TABLE_USER,
 )
 from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
 from testbed.model.policies import Sample
@@ -38,13 +39,15 @@ class SwitchWriter:
         self.basis = ecmp_basis(ecmp_mode, switch)
         self.groups: dict[tuple, int] = {}    # group key -> group id
 
-    def reset(self, samples: Iterable[Sample] = ()) -> None:
+    def reset(self, samples: Iterable[Sample] = (), beside: bool = False) -> None:
         """Wipe the switch and install the classifying table (table 0), with the policy's
-        `samples` (packets copied to the controller, then forwarded)."""
+        `samples` (packets copied to the controller, then forwarded). `beside`: a user's app
+        runs beside ours, so only our tables are wiped and table 1's misses go on to its table."""
         ofp, parser = self.ofp, self.parser
-        self.dp.send_msg(parser.OFPFlowMod(self.dp, command=ofp.OFPFC_DELETE, table_id=ofp.OFPTT_ALL,
-                                           out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
-                                           match=parser.OFPMatch()))
+        for table in (TABLE_CLASSIFY, TABLE_FORWARD) if beside else (ofp.OFPTT_ALL,):
+            self.dp.send_msg(parser.OFPFlowMod(self.dp, command=ofp.OFPFC_DELETE, table_id=table,
+                                               out_port=ofp.OFPP_ANY, out_group=ofp.OFPG_ANY,
+                                               match=parser.OFPMatch()))
         self.dp.send_msg(parser.OFPGroupMod(self.dp, command=ofp.OFPGC_DELETE, group_id=ofp.OFPG_ALL))
         self.groups = {}
         # a wiring probe is reported where it came in, and goes no further
@@ -62,6 +65,8 @@ class SwitchWriter:
                           [parser.OFPActionOutput(ofp.OFPP_CONTROLLER, sample.bytes)],
                           table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
         self.add_flow(PRIO_MISS, parser.OFPMatch(), [], table=TABLE_CLASSIFY, goto=TABLE_FORWARD)
+        if beside:
+            self.add_flow(PRIO_MISS, parser.OFPMatch(), [], table=TABLE_FORWARD, goto=TABLE_USER)
 
     # ---- rules ----
     def rule_match(self, key: tuple):

@@ -14,7 +14,8 @@
                   modprobe if absent), else skip: on a kernel without them these tests run in
                   the VM lane (`make test`).  Where the modules are there but Open vSwitch is
                   not running (the lane's VM boots with nothing started), it is started here.
-   Tests can also request the `root_and_ovs` fixture for the same gate as `integration`.
+   Tests can also request the `root_and_ovs` fixture for the same gate as `integration`, and
+   `as_nobody` for the argv prefix that runs a command as an unprivileged user.
 
 3. Leftover check at session end (autouse session fixture `_no_leftovers`): after the last
    test, no OVS bridge tagged external-ids:hpn-testbed=..., no directory under
@@ -34,7 +35,9 @@ import io
 import json
 import os
 import re
+import stat
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -159,6 +162,30 @@ def root_and_ovs():
     problem = _root_ovs_problem()
     if problem:
         pytest.skip(problem)
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+# What `nobody` needs to read: this clone and the interpreter's environment (the venv)
+_NEEDED = (Path(__file__).resolve().parents[1], Path(sys.prefix))
+
+
+def _others_reach(path: Path) -> bool:
+    """Whether a user with no relation to `path`'s owners can search every directory to it."""
+    return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
+
+
+@pytest.fixture
+def as_nobody() -> list[str]:
+    """The argv prefix that runs a command as `nobody` (uid and gid 65534, no groups) when the
+    tests run as root, [] otherwise. Where this clone or its venv is out of others' reach (a
+    clone in root's 0700 home, as the distro lane's newcomer makes it), that user also keeps
+    CAP_DAC_READ_SEARCH and only it: it can read the code, and write or connect to nothing
+    that nobody could not."""
+    if os.geteuid() != 0:
+        return []
+    if all(_others_reach(p) for p in _NEEDED):
+        return list(NOBODY)
+    return [*NOBODY, "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
 
 
 # --- 3. nothing left behind ---------------------------------------------------------------

@@ -37,10 +37,28 @@ def add_parser(sub) -> None:
     u.add_argument("--full", action="store_true",
                    help=f"with --check: ping every routed NIC pair (the default above "
                         f"{ALL_PAIRS_UP_TO} NICs is a sample covering every NIC and rail pair)")
+    add_controller_args(u)
     add_servers_arg(u)
     add_keep_arg(u)
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
+
+
+def add_controller_args(parser) -> None:
+    """--controller-app, --beside, --controller (testbed/emulation/controller_app.py)."""
+    parser.add_argument("--controller-app", metavar="FILE.py|osken:MODULE",
+                        help="run your own os-ken (Ryu API) app in our launcher instead of our "
+                             "controller: a bare fabric (hosts on-link in one subnet, no gateway; "
+                             "the app does everything), e.g. examples/l2_switch.py (a learning "
+                             "switch) on a loop-free topology file (examples/tree.toml); --check "
+                             "skips the wiring check (docs/extending.md)")
+    parser.add_argument("--beside", action="store_true",
+                        help="with --controller-app: run it beside ours in one process (ours "
+                             "keeps tables 0-1 and the groups; what table 1 does not route goes "
+                             "to table 2, the app's; it must accept OpenFlow 1.5)")
+    parser.add_argument("--controller", metavar="TARGET",
+                        help="a remote controller: refused (tcp: is an open port; mutual TLS is "
+                             "not offered yet); use --controller-app")
 
 
 def add_servers_arg(parser) -> None:
@@ -97,6 +115,23 @@ def refuse_meaningless(args) -> None:
         raise ParamError("--json with --cli: the CLI is for a person; use one of them")
 
 
+def controller_app_of(args):
+    """The user's controller app `up` runs (None: ours alone), checked (ParamError, one line)."""
+    from testbed.emulation import controller_app
+    if getattr(args, "controller", None):
+        controller_app.remote_controller(args.controller)
+    app = controller_app.checked(getattr(args, "controller_app", None), getattr(args, "beside", False))
+    if app is not None and servers_of(args):
+        raise ParamError(f"--controller-app {app.label}: not with --servers yet (a user's app runs "
+                         "on this machine only)")
+    ours_only = [f"--{name}" for name in ("policy", "ecmp", "core", "pair", "miswire", "detector")
+                 if getattr(args, name, None)]
+    if app is not None and not app.beside and ours_only:
+        raise ParamError(f"--controller-app {app.label}: {', '.join(ours_only)} need our controller "
+                         "(add --beside to run the app beside ours)")
+    return app
+
+
 def prepare(args):
     """(fabric, options) of an `up`, every argument checked against the model, with no root and
     nothing created (ParamError, one line): what `up` does before it builds anything."""
@@ -108,8 +143,9 @@ def prepare(args):
         raise ParamError(f"--detector: no NIC of this {fab.family} fabric has two ports (the "
                          "detector takes a silent port out of a dual-ported NIC's bond)")
     wiring.parse_swaps(fab, list(args.miswire))
-    return fab, Options(routing=routing_options(args, fab), detector=args.detector,
-                        miswire=tuple(args.miswire))
+    routing = routing_options(args, fab)
+    return fab, Options(routing=routing, detector=args.detector, miswire=tuple(args.miswire),
+                        controller_app=controller_app_of(args))
 
 
 def cmd_up(args) -> int:
@@ -132,10 +168,12 @@ def cmd_up(args) -> int:
             con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
                       f"[cyan]{emu.datapath}[/cyan], host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+            if emu.controller.app is not None:
+                app = emu.controller.app.describe()
+                con.print(f"controller app {app['app']} ({app['class']}), {app['mode']}")
             if results:
                 con.print(table("checks", ["check", "result", "detail"],
-                                [(c.name, "[green]pass[/green]" if c.passed else "[red]FAIL[/red]",
-                                  c.detail) for c in results]))
+                                [(c.name, _verdict(c), c.detail) for c in results]))
         if args.cli:   # leaving it (exit, Ctrl-D, SIGTERM, SIGHUP) ends this block: teardown
             from testbed.cli.shell import run_shell
             run_shell(emu)
@@ -143,3 +181,9 @@ def cmd_up(args) -> int:
             print("up; press Ctrl-C to tear down", file=sys.stderr)
             signal.pause()
     return 0 if all(c.passed for c in results) else 1
+
+
+def _verdict(check) -> str:
+    if check.figures.get("skipped"):
+        return "[yellow]skip[/yellow]"
+    return "[green]pass[/green]" if check.passed else "[red]FAIL[/red]"

@@ -14,13 +14,16 @@ How they are shown is chosen once, by the command line (`progress.shown(view, ve
 stderr, so that stdout keeps the results (and stays pure JSON under --json):
 - "live" (stderr is a terminal): one status line (rich), redrawn 4 times a second while a phase
   runs, with the innermost phase's elapsed time; gone when the work ends;
-- "lines" (a pipe or a file): one timestamped plain line as each phase starts, no control characters;
+- "lines" (a pipe or a file, or a terminal that says it cannot redraw: TERM=dumb, as in an
+  Emacs shell or a container's plain console; rich would draw no live line there at all): one
+  timestamped plain line as each phase starts, no control characters;
 - "off" (--json, and any use as a library, tests included): nothing.
 Verbosity 1 (-v) adds a line with each phase's duration as it ends; 2 (-vv) also each command run
 (testbed/core/sh.py calls `command`).
 """
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -32,10 +35,12 @@ _shown = {"view": "off", "verbosity": 0, "live": None}
 
 
 def choose(json_output: bool) -> str:
-    """The view for an invocation: off under --json, live on a terminal, else lines."""
+    """The view for an invocation: off under --json, live on a terminal that can redraw a line,
+    else lines (a dumb terminal gets lines: rich's Live shows nothing until the end there)."""
     if json_output:
         return "off"
-    return "live" if sys.stderr.isatty() else "lines"
+    dumb = os.environ.get("TERM", "").lower() in ("dumb", "unknown")
+    return "live" if sys.stderr.isatty() and not dumb else "lines"
 
 
 @contextmanager

@@ -58,6 +58,8 @@ class Options:
     # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
     miswire: tuple[str, ...] = ()
     mtu: int | None = None                         # bytes, every link and host port; None: HPN_MTU or 1500
+    # a user's os-ken app instead of ours or beside it (controller_app.py: checked, ControllerApp)
+    controller_app: object = None
 
 
 class Emulation(Lifecycle):
@@ -75,7 +77,8 @@ class Emulation(Lifecycle):
         system.check_mtu(self.mtu)                  # ParamError before anything exists
         self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
-        self.controller = self.site.make_controller(self.state, self.options.routing)
+        self.controller = self.site.make_controller(self.state, self.options.routing,
+                                                  self.options.controller_app)
         self.net = None
         self.timings: dict[str, float] = {}
         self.detectors: Detectors | None = None   # with Options(detector=True)
@@ -185,8 +188,9 @@ class Emulation(Lifecycle):
         self.net = net
         switch_cls = self.site.switch_class(self.run_id, self.controller)
         for sw in self.fabric.switches.values():
-            net.addSwitch(sw.name, cls=switch_cls, dpid=f"{sw.dpid:016x}", protocols="OpenFlow15",
-                          failMode="secure", **self.site.switch_options(sw.name, self.datapath))
+            net.addSwitch(sw.name, cls=switch_cls, dpid=f"{sw.dpid:016x}",
+                          protocols=self.controller.protocols, failMode="secure",
+                          **self.site.switch_options(sw.name, self.datapath))
         for host in self.fabric.hosts.values():
             net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
         self.site.record_nodes(net, self.state)
@@ -209,7 +213,8 @@ class Emulation(Lifecycle):
         net.start()
 
     def configure_hosts(self) -> None:
-        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath,
+        bare = not self.controller.ours     # a user's app alone: no gateway, NICs on-link
+        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath, bare,
                                                                      self.mtu))
                       for host in self.fabric.hosts.values()])
 
@@ -258,12 +263,28 @@ class Emulation(Lifecycle):
     def wait_ready(self) -> None:
         timeout = self.options.ready_timeout
         n = len(self.fabric.switches)
+        if not self.controller.ours:
+            self.wait_foreign_ready(n, timeout)
+            return
         with progress.phase(f"switches connecting ({n})"):
             self.controller.wait(lambda s: len(s.connected) == n,
                                  f"all {n} switches to connect to the controller", timeout)
         self.learn_ports(timeout)
         with progress.phase("checking every switch's routes"):   # one found complete is not asked again
             wait_for("every switch to hold its routes", partial(self.routes_installed, set()), timeout, 0.1)
+
+    def wait_foreign_ready(self, n: int, timeout: float) -> None:
+        """A user's app alone writes no status: ready once Open vSwitch reports every bridge
+        connected to it; then each host port announces itself once (a learning switch learns
+        where the NICs are). What the app installs is its own affair (and --check's)."""
+        watchdog = self.site.make_watchdog(self.controller)     # only for its view of OVS
+
+        def connected():
+            self.controller.check_alive()
+            return self.controller.switches_connected(watchdog.controller_rows()) >= n
+        with progress.phase(f"switches connecting to {self.controller.app.label} ({n})"):
+            wait_for(f"all {n} switches to connect to the controller app", connected, timeout, 0.2)
+        self.announce()
 
     @progress.phase("learning NIC ports")
     def learn_ports(self, timeout: float) -> None:
@@ -330,6 +351,7 @@ class Emulation(Lifecycle):
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
                 "routing": self.options.routing,
+                **({"controller_app": self.controller.app.describe()} if self.controller.app else {}),
                 "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
                 **self.site.describe(self.net)}
 

@@ -56,7 +56,10 @@ class ClusterSite:
                              "datapath (netdev) only")
         return "netdev"
 
-    def make_controller(self, state, routing: dict) -> ClusterController:
+    def make_controller(self, state, routing: dict, app=None) -> ClusterController:
+        if app is not None:
+            raise ParamError(f"--controller-app {app.label}: not with --servers yet (a user's app runs "
+                             "on this machine only)")
         return ClusterController(state, self.fabric, routing, next(iter(self.servers.values())))
 
     def root_intfs(self) -> list[str]:

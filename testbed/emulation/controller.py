@@ -32,14 +32,16 @@ from testbed.model.contract import ControllerStatus
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER = "controller.launcher"
-HEARTBEAT_S = 0.1          # how often the controller stamps its heartbeat (controller/app.py)
+HEARTBEAT_S = 0.1          # how often the controller stamps its heartbeat (controller/launcher.py)
 STOPPED_AFTER_S = 0.4      # a stale heartbeat of a stopped process (state T): lost
 FROZEN_AFTER_S = 5.0       # a stale heartbeat of a running one: hung (generous: a busy machine)
 
 
 class ControllerProcess:
-    def __init__(self, state, fabric, routing: dict):
-        self.state, self.fabric, self.routing = state, fabric, routing
+    """`app`: a user's app (testbed/emulation/controller_app.py) instead of ours or beside it."""
+
+    def __init__(self, state, fabric, routing: dict, app=None):
+        self.state, self.fabric, self.routing, self.app = state, fabric, routing, app
         self.proc: subprocess.Popen | None = None
         self.socket_dir = Path(system.ovs_rundir()) / f"hpn-testbed-{state.run_id}"
         self.socket = self.socket_dir / "of.sock"
@@ -55,13 +57,38 @@ class ControllerProcess:
         self.state.add("dirs", str(self.socket_dir))    # before it exists: `clean` removes it
         self.socket_dir.mkdir(mode=0o700)
         self.write_spec()
-        env = dict(os.environ, HPN_TESTBED_SPEC=str(self.spec_file),
-                   PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
         with open(self.log_file, "wb") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", MARKER, "controller.app", str(self.socket)],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=PROJECT, start_new_session=True)
+                [sys.executable, "-m", MARKER, self.apps(), str(self.socket)],
+                stdout=log, stderr=subprocess.STDOUT, env=self.env(), cwd=PROJECT, start_new_session=True)
         self.state.add_process(self.proc.pid, MARKER)
+
+    @property
+    def ours(self) -> bool:
+        """Does our app run (alone or with a user's beside it)? Only then is there a status."""
+        return self.app is None or self.app.beside
+
+    def apps(self) -> str:
+        """The launcher's app list: ours, a user's, or both (comma-separated, as os-ken takes it)."""
+        if self.app is None:
+            return "controller.app"
+        return f"controller.app,{self.app.target}" if self.app.beside else self.app.target
+
+    def env(self) -> dict:
+        """The controller's environment: where its spec is, the project importable, and no
+        bytecode written (a user's app's directory stays as it was)."""
+        return dict(os.environ, HPN_TESTBED_SPEC=str(self.spec_file), PYTHONDONTWRITEBYTECODE="1",
+                    PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+
+    @property
+    def protocols(self) -> str:
+        """The OpenFlow versions the bridges offer: 1.5 for ours, the app's too for a user's."""
+        return "OpenFlow15" if self.ours else self.app.bridge_protocols()
+
+    def switches_connected(self, rows) -> int:
+        """How many of Open vSwitch's Controller `rows` ([target, is_connected]) are this
+        controller's and connected (a foreign app reports no status: the switches' own view)."""
+        return sum(1 for target, connected in rows or () if target == self.target and connected is True)
 
     def write_spec(self) -> None:
         """What the controller reads at its start, written atomically (`trace` reads it too)."""
@@ -69,7 +96,8 @@ class ControllerProcess:
             **families.spec_of(self.fabric), "routing": self.routing, "status": str(self.status_file),
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
             "heartbeat_s": HEARTBEAT_S,
-            "policy_file": policies.source(self.routing.get("policy", ""))})
+            "policy_file": policies.source(self.routing.get("policy", "")),
+            "controller_app": self.app.describe() | {"beside": self.app.beside} if self.app else None})
 
     def status(self) -> ControllerStatus:
         """What the controller last reported (written=False before its first write)."""

@@ -32,16 +32,20 @@ def nic_device(nic: Nic, backend: str) -> str | None:
     return bond_name(nic) if backend == "bonding" else None
 
 
-def _nexthops(nic: Nic, backend: str) -> str:
+def _nexthops(nic: Nic, backend: str, bare: bool = False) -> str:
+    via = "" if bare else f"via {GATEWAY_IP} "
+    onlink = "" if bare else " onlink"
     dev = nic_device(nic, backend)
     if dev:
-        return f"via {GATEWAY_IP} dev {dev} onlink"
-    return " ".join(f"nexthop via {GATEWAY_IP} dev {p} onlink" for p in nic.ports)
+        return f"{via}dev {dev}{onlink}"
+    return " ".join(f"nexthop {via}dev {p}{onlink}" for p in nic.ports)
 
 
-def host_script(host: Host, backend: str, datapath: str, mtu: int = 1500) -> str:
-    """Shell commands that configure `host` (run inside its namespace); its ports were made
-    at `mtu` (links.py), and a bond gets it too (enslaving sets a port to its bond's MTU)."""
+def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu: int = 1500) -> str:
+    """Shell commands that configure `host` (run inside its namespace). `bare` (a user's
+    controller app instead of ours): no gateway; every destination is on-link, so a NIC ARPs
+    for its peer itself and plain L2 forwarding (a learning switch) carries the traffic. Its
+    ports were made at `mtu` (links.py); a bond gets it too (enslaving sets a port to its bond's)."""
     lines = [
         "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
         "sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0",
@@ -67,10 +71,10 @@ def host_script(host: Host, backend: str, datapath: str, mtu: int = 1500) -> str
             lines.append(f"ip link set {bond} up && sysctl -qw net.ipv4.conf.{bond}.rp_filter=0")
         lines += [f"ip link set {port} up" for port in nic.ports]
         lines.append(f"ip addr add {nic.ip}/32 dev {dev or 'lo'}")
-        lines.append(f"ip route add default table {table(nic)} src {nic.ip} {_nexthops(nic, backend)}")
+        lines.append(f"ip route add default table {table(nic)} src {nic.ip} {_nexthops(nic, backend, bare)}")
         lines.append(f"ip rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
     first = host.nics[0]
-    lines.append(f"ip route add default src {first.ip} {_nexthops(first, backend)}")
+    lines.append(f"ip route add default src {first.ip} {_nexthops(first, backend, bare)}")
     return "\n".join(lines)
 
 

@@ -19,6 +19,16 @@ def start_time(pid: int) -> int | None:
     return int(stat.rsplit(")", 1)[1].split()[19])   # the command name may hold spaces
 
 
+def exited(pid: int) -> bool:
+    """Has `pid` ended, though its parent has not reaped it yet (a zombie: state Z or X in
+    /proc/PID/stat)? Such a process keeps its PID and start time but runs and holds nothing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
 def owns(pid: int, marker: str, started: int | None = None) -> bool:
     """Is `pid` still the process we recorded: the same start time, `marker` in its command line?"""
     try:

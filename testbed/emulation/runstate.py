@@ -24,7 +24,7 @@ from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
-from testbed.emulation.processes import owns, start_time
+from testbed.emulation.processes import exited, owns, start_time
 
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
@@ -200,6 +200,8 @@ def runs(unreadable: list[str] | None = None) -> list[RunState]:
 
 
 def alive(state: RunState) -> bool:
-    """Is the process that owns `state` still running (the same process, not a reused PID)?"""
+    """Is the process that owns `state` still running (the same process, not a reused PID, and
+    not a zombie: a run killed before its teardown, whose parent has not reaped it, owns nothing
+    any more and `clean` must take its leftovers)?"""
     pid, started = state.data["owner"]
-    return pid != os.getpid() and started is not None and start_time(pid) == started
+    return pid != os.getpid() and started is not None and start_time(pid) == started and not exited(pid)

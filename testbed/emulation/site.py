@@ -34,8 +34,8 @@ class LocalSite:
     def datapath(self, asked: str | None) -> str:
         return asked or system.datapath()
 
-    def make_controller(self, state, routing: dict) -> ControllerProcess:
-        return ControllerProcess(state, self.fabric, routing)
+    def make_controller(self, state, routing: dict, app=None) -> ControllerProcess:
+        return ControllerProcess(state, self.fabric, routing, app)
 
     def root_intfs(self) -> list[str]:
         """The interfaces this run makes in this machine's root namespace (the switches' ends)."""

@@ -17,6 +17,9 @@ from dataclasses import asdict, dataclass, field, fields
 
 # ---- pipeline ----
 TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
+# a user's app beside ours (testbed/emulation/controller_app.py) owns table 2 and on: what
+# table 1 does not route goes there (a miss rule, only then); tables 0 and 1 and groups are ours
+TABLE_USER = 2
 # table 0 (classify): what goes to the controller, the rest on to table 1
 PRIO_PROBE, PRIO_GATEWAY_ARP, PRIO_ARP, PRIO_SAMPLE, PRIO_MISS = 1200, 1100, 1000, 900, 0
 # table 1 (forward): /32 routes, per-port core rules above them, per-flow pins above both

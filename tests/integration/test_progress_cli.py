@@ -3,24 +3,45 @@ timestamped phase lines on a pipe, and only JSON on stdout under --json (issue 2
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 import pexpect
 
 UP = [sys.executable, "-m", "testbed", "up", "hpn", "--check"]
+# A terminal window's TERM, whatever the test run's own (a pipe, CI and the distro lane have
+# TERM=dumb or none; a dumb terminal gets the plain lines instead of the live status)
+TERMINAL = {**os.environ, "TERM": "xterm-256color"}
+
+
+@contextmanager
+def in_a_terminal(args: list[str], timeout: float):
+    """`up ARGS` in a pseudo-terminal. If the test fails while it runs, it leaves through SIGTERM,
+    which tears the fabric down, and is waited for: pexpect's own close would SIGKILL it a
+    moment after its SIGHUP, leaving a half-built fabric (and a zombie owner) to every later test."""
+    child = pexpect.spawn(UP[0], args, encoding="utf-8", timeout=timeout, dimensions=(24, 160), env=TERMINAL)
+    try:
+        yield child
+    finally:
+        if child.isalive():
+            child.kill(signal.SIGTERM)
+            child.expect(pexpect.EOF, timeout=600)
+        child.wait()      # reaped before the terminal closes, so close() signals nothing
+        child.close()
 
 
 def test_in_a_terminal_the_bring_up_shows_a_live_status():
-    child = pexpect.spawn(UP[0], UP[1:], encoding="utf-8", timeout=180, dimensions=(24, 160))
-    # the status line names the running phases and the innermost's clock, redrawn as it goes
-    child.expect(r"bring-up > (controller|namespaces|hosts|switches|learning|checking)[^\r\n]*\[\d+s\]")
-    child.expect(r"checks > \w[^\r\n]*\[\d+s\]")
-    child.expect("up in")
-    child.expect(pexpect.EOF)
-    child.close()
+    with in_a_terminal(UP[1:], 180) as child:
+        # the status line names the running phases and the innermost's clock, redrawn as it goes
+        child.expect(r"bring-up > (controller|namespaces|hosts|switches|learning|checking)[^\r\n]*\[\d+s\]")
+        child.expect(r"checks > \w[^\r\n]*\[\d+s\]")
+        child.expect("up in")
+        child.expect(pexpect.EOF)
     assert child.exitstatus == 0
 
 
@@ -48,21 +69,19 @@ def test_a_segment_bring_up_in_a_terminal_shows_progress_at_least_every_2_s():
     the user without a sign of life: from the first status line to `up in`, no gap between two
     writes to the terminal exceeds 2 s. Then Ctrl-C tears it down (exit 130, "interrupted;
     cleaned up", nothing left: the conftest's leftover check)."""
-    child = pexpect.spawn(UP[0], [*UP[1:-1], "--preset", "segment"], encoding="utf-8", timeout=600,
-                          dimensions=(24, 160))
-    child.expect(r"bring-up > [^\r\n]*\[\d+s\]")
-    last, gaps, seen = time.monotonic(), [], ""
-    while "press Ctrl-C" not in seen:   # printed once the fabric is up, after `up in`
-        try:
-            seen = (seen + child.read_nonblocking(4096, timeout=10))[-400:]
-        except pexpect.TIMEOUT:
-            pass   # ten silent seconds: recorded as a gap below
-        now = time.monotonic()
-        gaps.append(now - last)
-        last = now
-    assert max(gaps) <= 2.0, f"longest silence {max(gaps):.1f} s"
-    child.sendintr()
-    child.expect("interrupted; cleaned up", timeout=300)
-    child.expect(pexpect.EOF)
-    child.close()
+    with in_a_terminal([*UP[1:-1], "--preset", "segment"], 600) as child:
+        child.expect(r"bring-up > [^\r\n]*\[\d+s\]")
+        last, gaps, seen = time.monotonic(), [], ""
+        while "press Ctrl-C" not in seen:   # printed once the fabric is up, after `up in`
+            try:
+                seen = (seen + child.read_nonblocking(4096, timeout=10))[-400:]
+            except pexpect.TIMEOUT:
+                pass   # ten silent seconds: recorded as a gap below
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+        assert max(gaps) <= 2.0, f"longest silence {max(gaps):.1f} s"
+        child.sendintr()
+        child.expect("interrupted; cleaned up", timeout=300)
+        child.expect(pexpect.EOF)
     assert child.exitstatus == 130, child.before

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -160,19 +161,21 @@ def test_check_refuses_scenarios_and_an_empty_list(capsys):
     assert "is not one" in capsys.readouterr().err
 
 
-def test_check_as_an_unprivileged_user(tmp_path):
-    """The examples and a bad file, checked by `nobody` (when the tests run as root)."""
-    bad = write(tmp_path, edit("nics = 3", "nics = 0"))
-    os.chmod(tmp_path, 0o755)
-    os.chmod(bad, 0o644)
-    drop = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
-    env = {**os.environ, "HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"}
-    run = [*drop, sys.executable, "-m", "testbed", "run"]
-    good = subprocess.run([*run, *map(str, EXAMPLES), "--check"], capture_output=True, text=True,
-                          cwd=tmp_path,
-                          env=env, timeout=120, check=False)
-    assert good.returncode == 0 and len(good.stdout.splitlines()) == len(EXAMPLES), good.stderr
-    proc = subprocess.run([*run, str(bad), "--check"], capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=120, check=False)
-    assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
-    assert sorted(os.listdir(tmp_path)) == ["bad.toml"]
+def test_check_as_an_unprivileged_user(as_nobody):
+    """The examples and a bad file, checked by `nobody` (when the tests run as root). The bad
+    file sits in a directory nobody can reach (pytest's tmp_path is under a 0700 directory: the
+    check would then fail on the read, not on the file), and its one line names its problem."""
+    with tempfile.TemporaryDirectory(prefix="hpn-check-") as tmp:
+        os.chmod(tmp, 0o755)
+        bad = write(Path(tmp), edit("nics = 3", "nics = 0"))
+        os.chmod(bad, 0o644)
+        env = {**os.environ, "HOME": tmp, "PYTHONDONTWRITEBYTECODE": "1"}
+        run = [*as_nobody, sys.executable, "-m", "testbed", "run"]
+        good = subprocess.run([*run, *map(str, EXAMPLES), "--check"], capture_output=True, text=True,
+                              cwd=tmp, env=env, timeout=120, check=False)
+        assert good.returncode == 0 and len(good.stdout.splitlines()) == len(EXAMPLES), good.stderr
+        proc = subprocess.run([*run, str(bad), "--check"], capture_output=True, text=True, cwd=tmp, env=env,
+                              timeout=120, check=False)
+        assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+        assert "nics=0: must be between 1 and 256" in proc.stderr
+        assert sorted(os.listdir(tmp)) == ["bad.toml"]

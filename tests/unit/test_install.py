@@ -74,3 +74,17 @@ def test_the_distro_lane_is_wired_up_but_not_in_make_test():
     assert "make test-distro" in makefile.split("\n\n")[0]          # documented in the header
     enter = (ROOT / "tests" / "distro" / "enter").read_text()
     assert "pivot_root" in enter        # Mininet's host shells escape a plain chroot
+
+
+def test_the_distro_lane_refuses_bad_arguments_in_one_line_and_documents_them():
+    """Bad arguments: one line (or the usage) and exit 2, before anything is built; --help lists
+    every option, --pytest (more pytest arguments for the tests step, e.g. -k to rerun) too."""
+    run = str(ROOT / "tests" / "distro" / "run")
+    for bad in (["trixie", "--pytest"], ["trixie", "--pytest", ""]):
+        proc = subprocess.run(["bash", run, *bad], capture_output=True, text=True, timeout=30, check=False)
+        assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
+    usage = subprocess.run(["bash", run, "--help"], capture_output=True, text=True, timeout=30,
+                           check=True).stdout
+    for option in ("--full", "--fresh", "--prepare", "--pytest ARGS", "Ctrl-C"):
+        assert option in usage, option
+    assert usage.rstrip().endswith("exit 130/143/129.")             # the comment, and only it

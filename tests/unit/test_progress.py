@@ -2,6 +2,7 @@
 plain lines on a pipe, nothing under --json; -v adds durations, -vv the commands run."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -56,9 +57,15 @@ def test_under_json_nothing_but_the_result():
     assert proc.stderr == ""
 
 
+def in_a_terminal(term: str, seconds: str) -> pexpect.spawn:
+    """WORK in a pseudo-terminal whose TERM is `term` (not the caller's: a test run from a pipe,
+    CI or the distro lane has TERM=dumb or none)."""
+    return pexpect.spawn(sys.executable, ["-c", WORK, "choose", "0", seconds], encoding="utf-8",
+                         timeout=30, dimensions=(24, 120), env={**os.environ, "TERM": term})
+
+
 def test_in_a_terminal_a_live_status_redrawn_as_the_work_goes():
-    child = pexpect.spawn(sys.executable, ["-c", WORK, "choose", "0", "6"], encoding="utf-8",
-                          timeout=30, dimensions=(24, 120))
+    child = in_a_terminal("xterm-256color", "6")
     # each redraw shows the innermost phase's clock: seen at 1 s, 3 s and 5 s, it was redrawn in
     # every 2 s (the issue's bound; it redraws 4 times a second)
     for second in (1, 3, 5):
@@ -67,6 +74,19 @@ def test_in_a_terminal_a_live_status_redrawn_as_the_work_goes():
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_dumb_terminal_gets_the_timestamped_lines():
+    """TERM=dumb (an Emacs shell, a plain console) cannot redraw a line, and rich draws no live
+    line there at all: the phases come as lines, as on a pipe, so the user still sees them."""
+    child = in_a_terminal("dumb", "0")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    lines = child.before.splitlines()
+    assert [re.sub(r"^\d\d:\d\d:\d\d ", "", line) for line in lines] == \
+        ["bring-up", "bring-up > learning NIC ports", '{"ok": true}']
+    assert "\x1b" not in child.before
 
 
 def test_steps_count_k_of_n_with_an_eta(monkeypatch):

@@ -24,7 +24,7 @@ def test_every_cable_is_one_pair_with_host_ends_in_their_namespaces():
 
 def test_a_bond_carries_the_fabric_mtu_so_enslaving_keeps_its_ports_at_it():
     host = make_fabric("hpn").hosts["p0s0h0"]
-    assert " mtu 9000 type bond " in hostnet.host_script(host, "bonding", "system", 9000)
+    assert " mtu 9000 type bond " in hostnet.host_script(host, "bonding", "system", mtu=9000)
     assert " mtu 1500 type bond " in hostnet.host_script(host, "bonding", "system")
 
 

@@ -1,0 +1,46 @@
+"""A controller app of your own, beside ours: it counts the packets switches send to the
+controller and logs every port that goes up or down. Ours still routes the fabric.
+
+    sudo hpn-testbed up hpn --controller-app examples/controller_app.py --beside --check
+
+It is a plain os-ken (Ryu API) app: os-ken hands every event to every app, so it sees the same
+packet-ins and port-status messages ours does; it only watches and logs (to the run's
+controller.log, kept with --keep). Beside ours, an app must speak OpenFlow 1.5 (OFP_VERSIONS),
+must not send packets back out and may install rules only in table 2 and on (TABLE_USER in
+testbed/model/contract.py), where table 1 sends what it does not route. See "Your own
+controller app" in docs/extending.md.
+"""
+from os_ken.base import app_manager
+from os_ken.controller import ofp_event
+from os_ken.controller.handler import CONFIG_DISPATCHER, MAIN_DISPATCHER, set_ev_cls
+from os_ken.ofproto import ofproto_v1_5
+
+LOG_EVERY = 100      # one summary line per this many packet-ins
+
+
+class PacketInCounter(app_manager.OSKenApp):
+    OFP_VERSIONS = [ofproto_v1_5.OFP_VERSION]     # what our app speaks: both must accept it
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.packet_ins: dict[int, int] = {}      # datapath id -> packet-ins seen
+
+    @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
+    def on_switch(self, ev):
+        self.logger.info("counter: switch %016x connected", ev.msg.datapath.id)
+
+    @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
+    def on_packet_in(self, ev):
+        dpid = ev.msg.datapath.id
+        self.packet_ins[dpid] = self.packet_ins.get(dpid, 0) + 1
+        total = sum(self.packet_ins.values())
+        if total == 1 or total % LOG_EVERY == 0:
+            self.logger.info("counter: %d packet-ins from %d switches", total, len(self.packet_ins))
+
+    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    def on_port_status(self, ev):
+        port = ev.msg.desc
+        down = bool(port.state & ev.msg.datapath.ofproto.OFPPS_LINK_DOWN)
+        self.logger.info("counter: switch %016x port %d (%s) %s", ev.msg.datapath.id, port.port_no,
+                         port.name.decode(errors="replace") if isinstance(port.name, bytes) else port.name,
+                         "down" if down else "up")
