@@ -7,6 +7,8 @@ from testbed.measure import checks, wiring
 
 
 def run_all(emu: Emulation, full: bool = False) -> list[checks.Check]:
+    """The `up --check` checks on a running emulation (wiring, reachability, a TCP flow across
+    the top tier, bond spreading), each a Check(name, passed, detail); `full`: every NIC pair."""
     steps = [("wiring", wiring.check), ("reachability", lambda e: checks.reachability(e, full)),
              ("top-tier TCP", checks.top_tier_tcp), ("bond spreading", checks.bond_spreading)]
     results = [checks.guarded(name, check, emu) for name, check in steps]
