@@ -72,7 +72,8 @@ def fabric_problem(cls) -> str | None:
     for attr in ("base", "fixed"):
         extra = sorted(set(getattr(cls, attr)) - keys)
         if extra:
-            return f"{attr} sets {extra[0]!r}, not a parameter of {' and '.join(cls.families) or 'its fabric'}"
+            fabrics = " and ".join(cls.families) or "its fabric"
+            return f"{attr} sets {extra[0]!r}, not a parameter of {fabrics}"
     overlap = sorted(keys & set(cls.Knobs.names())) if isinstance(cls.Knobs, type) else []
     if overlap:
         return f"knob {overlap[0]!r} has the name of a fabric parameter"

@@ -13,8 +13,8 @@ distribution, the entry point and the problem (exit status 2), before anything i
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable
 
 from testbed.core.errors import ParamError
 

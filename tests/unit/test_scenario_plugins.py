@@ -114,7 +114,8 @@ class Mine(Scenario, name=NAME, claim="U9"):
     ({'HELP: ClassVar[dict] = {"seconds": "how long"}': ""}, "knob seconds: no HELP"),
     ({"seconds: float = 2.0": "seconds: float = 20.0"},
      "its defaults are refused: mine: seconds=20.0: must be between 1.0 and 9.0"),
-    ({"    Knobs = K\n": "    Knobs = K\n    base = {'hosts': 0}\n"}, "its defaults are refused: mine: hosts=0"),
+    ({"    Knobs = K\n": "    Knobs = K\n    base = {'hosts': 0}\n"},
+     "its defaults are refused: mine: hosts=0"),
     ({"seconds: float = 2.0": "hosts: int = 2"}, "knob 'hosts' has the name of a fabric parameter"),
     ({"register(Mine)": "register(K)"}, "not a Scenario subclass"),
 ])
