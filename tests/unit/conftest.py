@@ -3,6 +3,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 
 def put(path: str, value):
     """A change to recorded figures: the value at a dotted path ("dual_tor.loss", "rows.1.error")."""
@@ -72,3 +74,11 @@ def snapshot_registries():
         entrypoints._done.clear()
         entrypoints._done.update(done)
     return restore
+
+
+@pytest.fixture
+def registries_restored():
+    """Whatever a test's plug-ins (files, entry points) register is gone after it."""
+    restore = snapshot_registries()
+    yield
+    restore()

@@ -41,16 +41,13 @@ def install(where: Path, entry_points: str, extra: str = "", dist: str = "fakepk
 
 
 @pytest.fixture
-def site(tmp_path, monkeypatch):
-    from tests.unit.conftest import snapshot_registries
-    restore = snapshot_registries()
+def site(tmp_path, monkeypatch, registries_restored):
     monkeypatch.syspath_prepend(str(tmp_path))
     entrypoints.forget()
     yield tmp_path
-    sys.modules.pop("fake_hpn_plugin", None)
-    sys.modules.pop("custom_family", None)
+    for module in ("fake_hpn_plugin", "custom_family", "custom_scenario"):
+        sys.modules.pop(module, None)
     importlib.invalidate_caches()
-    restore()
 
 
 def test_each_group_registers_at_its_registrys_first_read(site):
@@ -66,7 +63,6 @@ def test_each_group_registers_at_its_registrys_first_read(site):
         "the controller loads the entry point itself, not a file"
     assert families.get("dualroot").origin is None
     assert "ecmp-spread" in scenarios.all_scenarios()
-    sys.modules.pop("custom_scenario", None)
 
 
 def test_an_entry_point_of_another_kind_is_refused_by_that_registry(site, capsys):

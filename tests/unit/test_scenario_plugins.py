@@ -18,11 +18,8 @@ POLICY = ROOT / "examples" / "custom_policy.py"
 
 
 @pytest.fixture
-def restored():
-    from tests.unit.conftest import snapshot_registries
-    restore = snapshot_registries()
-    yield
-    restore()
+def restored(registries_restored):
+    """(tests/unit/conftest.py)"""
 
 
 def test_list_shows_the_example_scenario_after_ours(restored, capsys):
