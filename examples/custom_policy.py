@@ -1,6 +1,7 @@
 """A routing policy of your own, as a plug-in: `sudo hpn-testbed up clos3 --custom
 examples/custom_policy.py --policy first-port --check` (or `policy = "first-port"` in an
-experiment file's [routing], with `custom = "custom_policy.py"`).
+experiment file's [routing], with `custom = "custom_policy.py"`; its option from Python:
+`Options(routing={"policy": "first-port", "skip": 1})`).
 
 "first-port": every switch sends each destination out of the lowest-numbered of its next hops,
 so each destination has one path and no switch hashes: predictable, at the price of ECMP's

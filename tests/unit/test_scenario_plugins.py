@@ -136,3 +136,28 @@ def test_the_good_one_registers(restored, tmp_path):
     (tmp_path / "mine.py").write_text(GOOD.replace("NAME", "'mine'") + "register(Mine)\n")
     plugins.load(tmp_path / "mine.py")
     assert "mine" in scenarios.all_scenarios() and scenarios.get("mine").claim == "U9"
+
+
+def test_an_experiment_file_names_a_plugin_policy_and_fault_kind(restored, tmp_path, capsys):
+    """What `custom = [...]` loads is among an experiment file's choices: its [routing] policy and
+    its [[fault]] kinds, checked as ours (`run FILE --check`, nothing built)."""
+    import shutil
+    shutil.copy(POLICY, tmp_path / "custom_policy.py")
+    (tmp_path / "blink.py").write_text(
+        "from testbed import FaultArg, FaultKind, register_fault_kind\n"
+        "from testbed.emulation.fault_kinds import PORT\n\n"
+        "class Blink(FaultKind):\n    name, help = 'blink', 'a link down'\n"
+        "    args = (FaultArg('port', PORT, 'either end', positional=True),)\n\n"
+        "    def inject(self, faults, port):\n        return faults.link_down(faults.link(port))\n\n"
+        "register_fault_kind(Blink())\n")
+    body = ('name = "mine"\ncustom = ["custom_policy.py", "blink.py"]\n[fabric]\nfamily = "clos3"\n'
+            '[routing]\npolicy = "first-port"\n[[traffic]]\nkind = "iperf3"\nfrom = "p0e0h0"\n'
+            'to = "p1e0h0"\nseconds = 4\n[[fault]]\nkind = "blink"\nport = PORT\nat = 2\nfor = 1\n')
+    from testbed.model import make_fabric
+    fab = make_fabric("clos3")
+    hosts = list(fab.hosts)
+    port = fab.host_links()[0].a_intf
+    (tmp_path / "mine.toml").write_text(body.replace("p0e0h0", hosts[0]).replace("p1e0h0", hosts[-1])
+                                        .replace("PORT", f'"{port}"'))
+    assert main(["run", str(tmp_path / "mine.toml"), "--check"]) == 0, capsys.readouterr().err
+    assert "valid (clos3, 1 traffic, 1 fault, 0 expect)" in capsys.readouterr().out
