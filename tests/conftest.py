@@ -23,13 +23,15 @@
    means absent from a snapshot taken when the session's first test starts; for processes it
    also means carrying this session's token in their environment (set in os.environ here, so
    every child inherits it) or descending from this pytest process, so that another run on the
-   same machine is not counted.  Leftovers fail the session (an error at teardown of the last
+   same machine is not counted; a bridge or run directory is not counted while its run's
+   owner (state.json) is alive and not ours.  Leftovers fail the session (an error at teardown of the last
    test) with the list; clean them with `hpn-testbed clean`.
 """
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -243,9 +245,26 @@ def _snapshot():
     return _tagged_bridges() | _run_dirs(), set(_processes())
 
 
+def _run_of(thing: str) -> str:
+    """The run a leftover line names: `run directory /run/hpn-testbed/RUN`, `OVS bridge B (tag=RUN)`."""
+    return thing.rsplit("=", 1)[1].rstrip(")") if thing.startswith("OVS") else thing.rsplit("/", 1)[1]
+
+
+def _foreign(thing: str, token: bytes) -> bool:
+    """Is `thing` another live session's (a fabric another worktree or CI has up right now)? Its
+    run's state.json names the owner (PID and start time); an owner alive and not ours is foreign.
+    An owner gone, or no record, is a leftover."""
+    try:
+        pid, started = json.loads((RUN_DIR / _run_of(thing) / "state.json").read_text())["owner"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return False
+    alive = _proc_start(str(pid)) == str(started)
+    return alive and int(pid) != os.getpid() and not _ours(str(pid), token)
+
+
 def _leftovers(before, token: bytes) -> list[str]:
     things, procs = before
-    left = sorted((_tagged_bridges() | _run_dirs()) - things)
+    left = sorted(t for t in (_tagged_bridges() | _run_dirs()) - things if not _foreign(t, token))
     for (pid, start), cmd in sorted(_processes().items()):
         if (pid, start) not in procs and _ours(pid, token):
             text = cmd.replace(b"\0", b" ").decode(errors="replace").strip()

@@ -116,8 +116,3 @@ def fabric_keys(families: tuple[str, ...]) -> set[str]:
     from testbed.model.families import get
     keys = [{f.name for f in dataclasses.fields(get(family).params)} for family in families]
     return set.intersection(*keys) if keys else set()
-
-
-def fabric_defaults(family: str) -> list[tuple[str, str, object]]:
-    from testbed.model.families import get
-    return get(family).params.describe()

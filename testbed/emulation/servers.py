@@ -8,12 +8,15 @@ bridge in a network namespace of its own (so no firewall of the machine filters 
 veth to every server and one to the machine, in 198.18.77.0/24 (RFC 2544's benchmarking range,
 which no real network routes). Names carry the `hpnsv` prefix (servers are hpn-srv1, ...).
 
-Everything lives in STATE_DIR (mode 0700): the record (servers.json, written before anything is
-made), the client key, known host keys, ssh configuration and each server's files. `servers
+Everything lives in STATE_DIR (mode 0700): the record (servers.json, written before anything
+is made), the client key, known host keys, ssh configuration and each server's files. `servers
 down` removes exactly what the record lists: it ends the recorded processes (the namespaces'
 processes die with their PID 1), deletes the underlay namespace and the machine-side veth, and
 the directory. The machine's own Open vSwitch is never addressed: each server mounts its own
 run directory over /run/openvswitch, so its ovs-vsctl cannot even reach the machine's.
+STATE_DIR is under the machine's run root whatever HPN_RUN_DIR says: the names it records (the
+underlay namespace, the machine-side veth) are machine-wide, like the one-fabric lock, so a
+second record under another root could only collide with the first.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation import netdevs, processes, runstate, server_files
 
-STATE_DIR = runstate.ROOT / "servers"
+STATE_DIR = runstate.MACHINE_ROOT / "servers"
 SUBNET, PREFIX = "198.18.77", 24
 MACHINE_IP = f"{SUBNET}.254"        # the machine's end of the underlay (where the controller listens)
 UNDERLAY_NS = "hpnsv-underlay"
