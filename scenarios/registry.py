@@ -2,10 +2,11 @@
 an installed package's `hpn_testbed.scenarios` entry point naming its Scenario subclass.
 
 A plug-in scenario is checked like ours before it joins (`malformed`): a free, well-formed name;
-a claim, title and paper; `run` and a `judge` of its own; fabric families that are registered, and
-base/fixed settings that are their parameters; knobs typed (int, float, bool, str, or a tuple of
-one), numbers ranged (BOUNDS), each with its help; and the defaults, full and quick, accepted by
-`configure` (the knobs' checks, the fabric model's arithmetic and size limits, `meaningful`).
+a claim, title and paper; not in the tour (that is ours); `run` and a `judge` of its own; fabric
+families that are registered, and base/fixed settings that are their parameters; knobs typed
+(int, float, bool, str, or a tuple of one), numbers ranged (BOUNDS), each with its help; and the
+defaults, full and quick, accepted by `configure` (the knobs' checks, the fabric model's
+arithmetic and size limits, `meaningful`).
 The one ParamError line names the scenario and the problem; the plug-in loader adds the file.
 """
 from __future__ import annotations
@@ -53,6 +54,8 @@ def malformed(cls, taken: set[str]) -> str | None:
         value = getattr(cls, attr)
         if not isinstance(value, str) or not value.strip() or "\n" in value:
             return f"no {attr} (one line of text)"
+    if cls.tour:
+        return "tour=True: the tour (`run` with no name) is the built-in claims; run it by name"
     for step in ("run", "judge"):
         if getattr(cls, step) is getattr(Scenario, step):
             return f"no {step}() of its own"

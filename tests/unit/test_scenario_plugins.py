@@ -101,6 +101,7 @@ class Mine(Scenario, name=NAME, claim="U9"):
     ({"NAME": "'dual-tor-link-failure'"}, "the name is taken"),
     ({"NAME": "'Bad_Name'"}, "name: lower-case words joined by '-'"),
     ({'claim="U9"': 'claim=""'}, "no claim (one line of text)"),
+    ({'claim="U9"': 'claim="U9", tour=True'}, "tour=True: the tour (`run` with no name) is the built-in"),
     ({"    def judge(self, figures):\n        return Judgement(\"reproduced\", \"e\", \"m\")\n": ""},
      "no judge() of its own"),
     ({'families = ("hpn",)': 'families = ("nosuch",)'}, "family 'nosuch' is not registered"),
