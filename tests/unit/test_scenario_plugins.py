@@ -162,3 +162,20 @@ def test_an_experiment_file_names_a_plugin_policy_and_fault_kind(restored, tmp_p
                                         .replace("PORT", f'"{port}"'))
     assert main(["run", str(tmp_path / "mine.toml"), "--check"]) == 0, capsys.readouterr().err
     assert "valid (clos3, 1 traffic, 1 fault, 0 expect)" in capsys.readouterr().out
+
+
+def test_a_plugin_that_first_imports_the_registries_leaves_ours_without_origin():
+    """A fresh process whose first import of the registries is a plug-in's (the CLI loads plug-ins
+    before its parser): ours must not be taken for the plug-in's, or the controller would load
+    the plug-in to rebuild `mpft` (and find no family in it)."""
+    import subprocess
+    import sys
+    code = ("from testbed.core import plugins; plugins.load(%r); plugins.load(%r)\n"
+            "from testbed.model import families, policies\n"
+            "assert all(f.origin is None for f in families.registered().values()), "
+            "[(n, f.origin) for n, f in families.registered().items()]\n"
+            "assert [policies.source(n) for n in policies.names()] == [None, None, None, %r]\n"
+            % (str(SCENARIO), str(POLICY), str(POLICY)))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          check=False)
+    assert done.returncode == 0, done.stderr

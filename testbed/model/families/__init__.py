@@ -41,6 +41,13 @@ def register(family: Family) -> Family:
     return family
 
 
+def _built_in(family: Family) -> None:
+    """Register one of ours: no origin, even when a plug-in's import is what imports this module
+    (the controller must not load that plug-in to find `hpn`)."""
+    check(family, FAMILIES)
+    FAMILIES[family.name] = family
+
+
 def registered() -> dict[str, Family]:
     """Every family, name -> Family in registration order: the built-in ones, the plug-ins'
     and, read here first, the installed packages' entry points."""
@@ -112,4 +119,4 @@ def load(path) -> list[Family]:
 
 
 for _family in BUILT_IN:
-    register(_family)
+    _built_in(_family)

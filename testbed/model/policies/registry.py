@@ -53,10 +53,14 @@ def malformed(policy: object) -> str | None:
     return None
 
 
+def built_in(policy: RoutingPolicy) -> bool:
+    return type(policy).__module__.startswith("testbed.model.policies.")
+
+
 def defining_file(policy: RoutingPolicy) -> str | None:
     """The file that defines `policy`'s class; None for a built-in policy."""
     cls = type(policy)
-    if cls.__module__.startswith("testbed.model.policies."):
+    if built_in(policy):
         return None
     try:
         return str(Path(inspect.getfile(cls)).resolve())
@@ -72,7 +76,10 @@ def register(policy: RoutingPolicy) -> RoutingPolicy:
     problem = malformed(policy)
     if problem:
         raise ParamError(f"routing policy {getattr(policy, 'name', '?')!r} not registered: {problem}")
-    source = None if entrypoints.loading() else plugins.loading() or defining_file(policy)
+    # ours and an entry point's need no file (the controller has them); a plug-in's is the file
+    # running (which the controller loads again), else the one defining the class
+    mine = built_in(policy) or entrypoints.loading()
+    source = None if mine else plugins.loading() or defining_file(policy)
     old = _POLICIES.get(policy.name)
     if old is not None and (type(old[0]).__qualname__, old[1]) != (type(policy).__qualname__, source):
         raise ParamError(f"routing policy {policy.name!r} not registered: the name is taken "
