@@ -170,12 +170,12 @@ def test_a_plugin_that_first_imports_the_registries_leaves_ours_without_origin()
     the plug-in to rebuild `mpft` (and find no family in it)."""
     import subprocess
     import sys
-    code = ("from testbed.core import plugins; plugins.load(%r); plugins.load(%r)\n"
+    code = (f"from testbed.core import plugins; plugins.load({str(SCENARIO)!r}); "
+            f"plugins.load({str(POLICY)!r})\n"
             "from testbed.model import families, policies\n"
             "assert all(f.origin is None for f in families.registered().values()), "
             "[(n, f.origin) for n, f in families.registered().items()]\n"
-            "assert [policies.source(n) for n in policies.names()] == [None, None, None, %r]\n"
-            % (str(SCENARIO), str(POLICY), str(POLICY)))
+            f"assert [policies.source(n) for n in policies.names()] == [None, None, None, {str(POLICY)!r}]\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           check=False)
     assert done.returncode == 0, done.stderr
