@@ -6,13 +6,14 @@ one within FROZEN_AFTER_S) and that the controller has not seen a switch disconn
 SWITCH_POLL_S it also asks Open vSwitch whether each bridge of the run is still connected (the
 switches' own view, which does not depend on the controller noticing; OVS updates it in its database
 every few seconds, so it is the slower backstop: a bridge counts as lost once it was seen connected
-and then not). The first loss is kept in `lost` and, where the run's owner took the signal handlers
+and then not, in two answers in a row, so one odd answer of a busy database ends no run). The first
+loss is kept in `lost` and, where the run's owner took the signal handlers
 (testbed.core.interrupts), raised in the main thread as PartLost, so `up` tears down with a non-zero
 exit and a scenario reports `invalid`.
 
-Meanwhile the switches keep the rules they hold (fail mode secure: no standalone learning
-switch takes over), so traffic on settled paths goes on, but nothing reacts to failures
-beyond the groups' own port liveness.
+Meanwhile the switches keep the rules they hold (fail mode secure: no standalone learning switch
+takes over), so traffic on settled paths goes on, but nothing reacts to failures beyond the groups'
+own port liveness.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ class Watchdog:
         self.controller, self.bridges, self.target = controller, set(bridges), target
         self.lost: str | None = None
         self.seen_connected = 0
+        self._suspect: str | None = None      # what the last answer of Open vSwitch said was lost
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="hpn-watchdog", daemon=True)
@@ -80,10 +82,17 @@ class Watchdog:
             return None    # OVS did not answer in time (a busy machine): no news, not a loss
 
     def _switches_gone(self) -> str | None:
-        """Bridges of the run that Open vSwitch reports disconnected after being connected."""
+        """Bridges of the run that Open vSwitch reports disconnected after being connected, in
+        two answers in a row."""
         rows = self.controller_rows()
         if rows is None:
             return None
+        seen = self._switches_lost(rows)
+        confirmed = seen is not None and seen == self._suspect
+        self._suspect = seen
+        return seen if confirmed else None
+
+    def _switches_lost(self, rows: list) -> str | None:
         ours = [row for row in rows if row[0] == self.target]
         connected = sum(1 for row in ours if row[1] is True)
         if len(ours) < len(self.bridges):

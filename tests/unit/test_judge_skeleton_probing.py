@@ -53,6 +53,36 @@ def test_reproduced():
     assert sk["detect_ms"] == {"0": 60}      # three 20 ms rounds lost from the fault's start
 
 
+def test_localization_blames_what_failing_paths_share_and_healthy_ones_do_not():
+    j = judge(recorded())
+    sk, mesh = j.derived["skeleton"]["localized"], j.derived["full_mesh"]["localized"]
+    # the skeleton's one failing path crosses p0e0:3 and the faulty link; no healthy path clears either
+    assert sk["blamed"] == {"0": [ON, ["p0e0", 3]]}      # sorted
+    assert (sk["precision"], sk["recall"], sk["exact"], sk["blamed_mean"]) == (0.5, 1.0, 0.0, 2.0)
+    # the mesh's failing path crosses the faulty link alone: exact for both faults
+    assert mesh["blamed"] == {"0": [ON], "1": [OFF]}
+    assert (mesh["precision"], mesh["recall"], mesh["exact"]) == (1.0, 1.0, 1.0)
+    assert "localized exactly: skeleton 0%, mesh 100%" in j.headline
+
+
+def test_a_healthy_path_exonerates_the_links_it_shares_with_a_failing_one():
+    def edit(f):
+        f["probes"][1]["path"] = [["p0e0", 3]]      # job1 crosses job0's first link and loses nothing
+    sk = changed(edit).derived["skeleton"]["localized"]
+    assert sk["blamed"] == {"0": [ON]} and sk["exact"] == 1.0
+
+
+def test_a_fault_no_probe_noticed_is_blamed_on_nothing():
+    sk = changed(lambda f: f["probes"][0].update(lost=[])).derived["skeleton"]["localized"]
+    assert sk["blamed"] == {} and sk["recall"] == 0.0 and sk["precision"] is None
+
+
+def test_the_default_interval_meets_the_detection_target():
+    """A silent fault must raise an alarm within DETECT_S: (misses + 1) intervals at worst."""
+    k = get("skeleton-probing").configure({}, quick=True).knobs
+    assert (k.misses + 1) * k.interval <= S.DETECT_S
+
+
 def test_the_opposite_outcome_is_not_reproduced():
     # the skeleton probes a path the job does not take: the fault on the job's path goes unseen
     missed = changed(lambda f: f["probes"][0].update(lost=[], path=[["p0e0", 3]]))

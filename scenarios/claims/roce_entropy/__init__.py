@@ -38,17 +38,19 @@ every equal-cost path, the limit that hashing more QPs approaches.
 Expected, from 10,000 random draws of the same hashing (docs/claims.md, C14): with one QP an
 uplink carries two or three connections while another is idle, and the ring runs about 2x the
 prediction; at 8 QPs about 1.3x, a gain of about +60% (Meta: up to +40%).
+
+Then Meta's path-pinning baseline, a part of the same run (pinning.py): static routes by
+destination on a partly allocated fabric (fewer spines than hosts per leaf, a job on some of
+them) against the same ring with its QPs hashed; the verdict is reproduced when both parts are.
 """
 from __future__ import annotations
 
 import random
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
+from scenarios.kit.base import INVALID, REPRODUCED, Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import ParamError
@@ -57,22 +59,31 @@ from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import fluid
-from testbed.model.paths import port_rates, sending_ports, walk
-from testbed.model.routing import routes_to
+from testbed.model.paths import port_rates, sending_ports
 from testbed.workload.paced import SIZE, PacedFlow, PacedLoad
 
-ROCE_PORT = 4791
-ROCE_SPORTS = range(0xC000, 0x10000)     # where RoCE v2 source ports live
+from .figure import draw
+from .pinning import PIN_SPINES, judge_pinning, run_pinning
+from .ring import (
+    META_GAIN,
+    META_PIN_LOSS,
+    ROCE_PORT,
+    draw_sports,
+    finite,
+    ideal_seconds,
+    link_load,
+    ring_hops,
+    ring_order,
+    shares,
+)
+from .rows import summary, trusted
+
 SLOWER = 1.3          # one QP: the ring at least this much slower than the prediction
 GAIN = 1.15           # the most QPs against one: at least this much faster
 CLOSER = 0.75         # ... and at most this share of one QP's excess over the prediction left
 BUSIEST = 3.0         # one QP: the busiest uplink at least this many times the least busy
 CONVERGE = 0.6        # the most QPs: the uplinks' spread at most this share of one QP's
 HEADERS = 42          # Ethernet, IPv4 and UDP headers: the port counters count them
-SENT = 0.95           # senders that kept below this share of their timetable: the emulator lagged
-UPLINK = 0.05         # an uplink's utilization further than this from what its traced QPs allow
-TRACED = 0.25         # measured completion further than this from the traced paths' prediction
-META_GAIN = 1.40      # Meta, SIGCOMM'24: up to +40% AllReduce with more QPs hashed on the QP
 
 
 @dataclass(frozen=True)
@@ -83,74 +94,31 @@ class EntropyKnobs(Knobs):
     pace: float = 0.9             # of the NIC's line rate, shared by its QPs
     size: int = 4_000_000         # AllReduce bytes per rank (scales the completion times only)
     seed: int = 0                 # 0: fresh QP numbers every run; N: the same draws every run
+    pin_qps: int = 16             # the pinning part: QPs per connection (pinned and spread alike)
+    pin_rounds: int = 2           # ... hash draws when spread (0: no pinning part)
     QUICK: ClassVar[dict] = {"rounds": 4, "seconds": 2.0}
     BOUNDS: ClassVar[dict] = {"qps": (1, 16, "QPs per connection"), "rounds": (1, 20, "draws"),
                               "seconds": (1.0, 60.0, "seconds"), "pace": (0.1, 1.0, "of line rate"),
-                              "size": (10_000, 1_000_000_000, "bytes"), "seed": (0, 2**31, "seed")}
+                              "size": (10_000, 1_000_000_000, "bytes"), "seed": (0, 2**31, "seed"),
+                              "pin_qps": (1, 16, "QPs per connection"), "pin_rounds": (0, 20, "draws")}
     HELP: ClassVar[dict] = {"qps": "QPs per connection to sweep (the first and last are compared)",
                             "rounds": "hash draws per QP count", "seconds": "s of traffic per draw",
                             "pace": "each NIC's offered rate, of its line rate",
-                            "size": "AllReduce bytes per rank", "seed": "0: fresh draws every run"}
+                            "size": "AllReduce bytes per rank", "seed": "0: fresh draws every run",
+                            "pin_qps": "QPs per connection in the pinning part",
+                            "pin_rounds": "ECMP draws in the pinning part (0: skip it)"}
 
     def rules(self) -> None:
         if len(self.qps) < 2 or list(self.qps) != sorted(set(self.qps)):
             raise ParamError(f"qps={','.join(map(str, self.qps))}: two or more QP counts, ascending")
 
 
-def ring_order(fab) -> list:
-    """Every host's NIC 0, leaf by leaf in turn (host 0 of each leaf, then host 1, ...), so that
-    each ring hop goes from one leaf to the next: every hop crosses the spines."""
-    by_leaf: dict[str, list] = {}
-    for host in fab.hosts.values():
-        nic = host.nics[0]
-        by_leaf.setdefault(fab.attachments(nic)[0][0], []).append(nic)
-    leaves = [sorted(nics, key=lambda n: n.name) for _, nics in sorted(by_leaf.items())]
-    return [leaf[i] for i in range(min(map(len, leaves))) for leaf in leaves]
-
-
-def ring_hops(ring: list) -> list[tuple]:
-    return [(src, ring[(k + 1) % len(ring)]) for k, src in enumerate(ring)]
-
-
-def draw_sports(rng: random.Random, hops: int, qps: int) -> list[list[int]]:
-    """Fresh source ports for every QP of every hop, all distinct."""
-    ports = rng.sample(ROCE_SPORTS, hops * qps)
-    return [ports[k * qps:(k + 1) * qps] for k in range(hops)]
-
-
-def spread_paths(fab, src, dst) -> list[list[str]]:
-    """The sending interfaces of every equal-cost path from `src` to `dst` (path k takes next
-    hop k modulo the choices at each switch): what a connection spread over all of them uses."""
-    routes = {r.switch: r for r in routes_to(fab, dst.ip, dst.mac, fab.attachments(dst))}
-    first = fab.attachments(src)[0]
-    paths = []
-    for k in range(len(routes[first[0]].ports)):
-        hops = walk(fab, first, lambda sw, _in, k=k: routes[sw].ports[k % len(routes[sw].ports)])
-        paths.append(sending_ports(fab, hops))
-    return paths
-
-
-def ideal_seconds(fab, hops: list[tuple], per_hop_mbit: float, demand_mbit: float) -> float:
-    """The max-min-fair completion of the ring with every hop spread evenly over every path."""
-    paths, sizes, demands = [], [], []
-    for src, dst in hops:
-        spread = spread_paths(fab, src, dst)
-        paths += spread
-        sizes += [per_hop_mbit / len(spread)] * len(spread)
-        demands += [demand_mbit / len(spread)] * len(spread)
-    return fluid.makespan(port_rates(fab), paths, sizes, demands)
-
-
-def shares(loads: list[float]) -> list[float]:
-    total = sum(loads)
-    return [round(x / total, 3) if total else 0.0 for x in loads]
-
-
 class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
     title = "RoCE entropy: queue pairs per connection against ECMP"
     paper = ("case study 002 sec. 4.1: RoCE's near-identical 5-tuples (UDP to 4791, few QPs) hashed most "
              "NCCL traffic onto one spine link, 95% busy while another sat at 22%; Meta (SIGCOMM'24): "
-             "hashing on the QP with more QPs per connection, up to +40% AllReduce")
+             "hashing on the QP with more QPs per connection, up to +40% AllReduce; pinning paths per "
+             "destination lost >30% on partly allocated racks")
     families = ("mpft",)
     base: ClassVar[dict] = {"planes": 1, "leaves": 2, "spines": 4, "hosts_per_leaf": 4, "scale": 0.01}
     fixed: ClassVar[dict] = {"planes": "one leaf/spine plane: the ring runs on every host's NIC 0"}
@@ -161,6 +129,9 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
         if p.leaves < 2 or p.spines < 2 or p.hosts_per_leaf < 1:
             self.refuse(f"leaves={p.leaves}, spines={p.spines}: needs 2 or more of each, so that every "
                         "ring hop crosses the spines and ECMP has a choice")
+        if self.knobs.pin_rounds and p.hosts_per_leaf <= PIN_SPINES:
+            self.refuse(f"hosts_per_leaf={p.hosts_per_leaf}: the pinning part needs more hosts per leaf "
+                        f"than its {PIN_SPINES} spines (or pin_rounds=0)")
 
     def run(self, quick: bool) -> dict:
         k = self.knobs
@@ -180,6 +151,8 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
                 rounds = [self.one_draw(emu, hops, draw_sports(rng, n, q), per_hop_mbit / q)
                           for _ in range(k.rounds)]
                 figures["qps"][str(q)] = summary(rounds, figures["ideal_s"])
+        if k.pin_rounds:
+            figures["pinning"] = run_pinning(self, rng)
         return figures
 
     def judge(self, figures: dict) -> Judgement:
@@ -221,6 +194,7 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
         sizes, demands = [qp_mbit] * len(flows), [demand] * len(flows)
         delivered = [n * SIZE * 8 / 1e6 / k.seconds for n in load.received]
         return {"sports": [sp for ports in sports for sp in ports],
+                "paths": sorted(map(list, {tuple(p) for p in paths})),
                 "uplink_util": {i: round(mbit[i] / rates[i], 3) for ups in uplinks.values() for i in ups},
                 "uplink_expected": {i: round(min(offered.get(i, 0.0), rates[i]) / rates[i], 3)
                                     for ups in uplinks.values() for i in ups},
@@ -230,76 +204,6 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
                 "qp_delivered_mbit": [round(min(delivered), 4), round(max(delivered), 4)],
                 "sent_fraction": round(sum(s for s, _ in counts) * SIZE / (rate * k.seconds * len(flows)), 3),
                 "cpu_busy": round(busy, 3)}
-
-
-def finite(seconds: float) -> float | None:
-    """A completion time, or None for one that never comes (a full port delivered nothing)."""
-    return round(seconds, 4) if seconds < float("inf") else None
-
-
-def link_load(paths: list[list[str]], demand: float) -> dict[str, float]:
-    """What each switch port is offered (Mbit/s) by the QPs the traces put on it (a path's first
-    interface is the host's own port: the NIC's pacing, not the fabric's)."""
-    load: dict[str, float] = {}
-    for path in paths:
-        for intf in path[1:]:
-            load[intf] = load.get(intf, 0.0) + demand
-    return load
-
-
-def uplink_check(util: float, expected: float) -> tuple[float, float]:
-    """(how far an uplink contradicts its traced QPs, the share of their offer it fell short by).
-
-    Contradicting: traffic on an uplink no traced QP takes, or more than its QPs offer (or the
-    line rate). Falling short is the userspace datapath's: while a port's queue overflows, some
-    of what the switch's other ports receive is dropped too (seen on leaves with an overloaded
-    uplink only; docs/claims.md, C14), which a lossless fabric would not do: reported, and an
-    overloaded uplink's shortfall enters the completion (its measured rate)."""
-    if expected >= 1 - fluid.EPS:
-        return max(0.0, util - 1 - UPLINK / 2), max(0.0, 1 - util)
-    if expected <= 0:
-        return util, 0.0
-    return max(0.0, util - expected), max(0.0, 1 - util / expected)
-
-
-def spread_of(draw: dict) -> float:
-    """The uplinks' spread in one draw: busiest share less least busy share, mean over leaves."""
-    return statistics.fmean(max(s) - min(s) for s in draw["uplink_share"].values())
-
-
-def summary(rounds: list[dict], ideal: float) -> dict:
-    """One QP count's rounds and their means (what the judge compares)."""
-    done = [r["completion_s"] for r in rounds if r["completion_s"] is not None]
-    utils = [list(r["uplink_util"].values()) for r in rounds]
-    checked = [uplink_check(u, r["uplink_expected"][i]) for r in rounds for i, u in r["uplink_util"].items()]
-    completion = statistics.fmean(done) if len(done) == len(rounds) else None
-    return {"rounds": rounds,
-            "completion_s": round(completion, 4) if completion else None,
-            "over_ideal": round(completion / ideal, 3) if completion and ideal else None,
-            "traced_s": round(statistics.fmean(r["traced_s"] for r in rounds), 4),
-            "busiest_util": round(statistics.fmean(max(u) for u in utils), 3),
-            "least_util": round(statistics.fmean(min(u) for u in utils), 3),
-            "spread": round(statistics.fmean(spread_of(r) for r in rounds), 3),
-            "uplink_error": round(max(e for e, _ in checked), 3),
-            "uplink_shortfall": round(max(s for _, s in checked), 3),
-            "sent_fraction": min(r["sent_fraction"] for r in rounds),
-            "cpu_busy": max(r["cpu_busy"] for r in rounds)}
-
-
-def trusted(figures: dict) -> str | None:
-    """Why the emulator, not the fabric, may have set what was measured (None: it did not)."""
-    for q, row in figures["qps"].items():
-        if row["completion_s"] is None:
-            return f"a full port delivered nothing ({q} QP)"
-        if row["sent_fraction"] < SENT:
-            return f"the sender kept {row['sent_fraction']:.0%} of its timetable ({q} QP)"
-        if row["uplink_error"] > UPLINK:
-            return (f"{q} QP: an uplink's load was {row['uplink_error']:.0%} of its line off what the "
-                    "traced hashing puts on it")
-        if abs(row["completion_s"] / row["traced_s"] - 1) > TRACED:
-            return (f"{q} QP: the ring took {row['completion_s']} s where the fluid model of its "
-                    f"traced paths says {row['traced_s']} s")
-    return None
 
 
 def comparison(figures: dict) -> dict:
@@ -323,14 +227,35 @@ def row_text(q: str, row: dict) -> str:
 
 
 def judge_entropy(figures: dict) -> Judgement:
-    """The verdict on a run's figures (RoceEntropy.judge)."""
+    """The verdict on a run's figures (RoceEntropy.judge): the QP sweep's, and the pinning
+    part's when it ran; reproduced when both are, invalid when either is."""
+    qps = judge_qps(figures)
+    if "pinning" not in figures:
+        return qps
+    pin = judge_pinning(figures["pinning"])
+    cpu = [figures["pinning"][name]["cpu_busy"] for name in ("pinned", "spread")]
+    why = pin["why"] or ("" if valid(*cpu) else f"CPU {max(cpu):.0%} busy in the pinning part")
+    expectation = (f"{qps.expectation}. Pinning: with paths pinned per destination on the partly allocated "
+                   f"fabric ({PIN_SPINES} spines), the ring at least {META_PIN_LOSS:.0%} slower than with "
+                   f"its QPs hashed (Meta: >{META_PIN_LOSS:.0%} lost)")
+    lost = f"pinning lost {pin['loss']:.0%}" if pin["loss"] is not None else "pinning part invalid"
+    return Judgement(verdict(qps.verdict == REPRODUCED and pin["ok"], qps.verdict != INVALID and not why),
+                     expectation,
+                     measured=f"{qps.measured}; pinning part: {pin['text']}"
+                              + (f"; invalid: {why}" if why else ""),
+                     derived={**qps.derived, "pinning_loss": pin["loss"]},
+                     headline=f"{qps.headline}; {lost} (Meta >{META_PIN_LOSS:.0%})")
+
+
+def judge_qps(figures: dict) -> Judgement:
+    """The QP sweep's verdict."""
     ideal = figures["ideal_s"]
     expectation = (f"max-min-fair prediction {ideal} s (every connection spread evenly over every spine); "
                    f"with the fewest QPs the ring at least {SLOWER}x it and the busiest uplink at least "
                    f"{BUSIEST:g}x the least busy; with the most QPs at least {GAIN}x faster (Meta: up to "
                    f"{META_GAIN}x), at most {CLOSER:.0%} of the excess left and the uplinks' spread at most "
                    f"{CONVERGE:.0%} of the fewest's")
-    why = trusted(figures)
+    why = trusted(figures["qps"])
     cpu = [row["cpu_busy"] for row in figures["qps"].values()]
     rows = "; ".join(row_text(q, row) for q, row in sorted(figures["qps"].items(), key=lambda kv: int(kv[0])))
     if why or not valid(*cpu):
@@ -355,39 +280,3 @@ def judge_entropy(figures: dict) -> Judgement:
                  f"(Meta {META_GAIN - 1:+.0%})")
 
 
-def draw(scenario, result, path: Path) -> None:
-    """Left: every uplink's utilization in every round, per QP count, with the case study's 95%
-    and 22%; right: the ring's completion over the prediction, with Meta's +40% marked."""
-    rows = result.figures["qps"]
-    counts = sorted(rows, key=int)
-    ideal = result.figures["ideal_s"]
-    fig, (links, done) = plots.figure(scenario, result, ncols=2, size=(11, 4.5))
-    for c, q in enumerate(counts):
-        utils = [u for r in rows[q]["rounds"] for u in r["uplink_util"].values()]
-        jitter = [c + 0.3 * ((k % 7) / 6 - 0.5) for k in range(len(utils))]
-        links.scatter(jitter, [u * 100 for u in utils], s=10, alpha=0.6, color=plots.COLOURS[0],
-                      label="an uplink in one round" if c == 0 else None)
-    links.plot(range(len(counts)), [rows[q]["busiest_util"] * 100 for q in counts], "v-", color="tab:red",
-               label="busiest (mean over rounds)")
-    links.plot(range(len(counts)), [rows[q]["least_util"] * 100 for q in counts], "^-", color="tab:green",
-               label="least busy (mean over rounds)")
-    for y, label in ((95, "case study 002: 95%"), (22, "... and 22%")):
-        links.axhline(y, ls=":", color="grey", lw=1)
-        links.annotate(label, (-0.45, y), fontsize=7, ha="left", va="bottom", color="grey")
-    links.set_xticks(range(len(counts)), [f"{q} QP" for q in counts])
-    links.set_ylabel("leaf uplink utilization (%)")
-    links.set_title("where ECMP put the ring's QPs", fontsize=9)
-    links.legend(fontsize="x-small", loc="center right")
-    plots.bars(done, [f"{q} QP" for q in counts], {
-        "measured": [[r["completion_s"] / ideal for r in rows[q]["rounds"] if r["completion_s"]]
-                     for q in counts],
-        "fluid model of the traced paths": [[r["traced_s"] / ideal for r in rows[q]["rounds"]]
-                                            for q in counts]},
-        "completion / max-min-fair prediction", annotate=False)
-    done.axhline(1.0, color="black", lw=1, ls="--", label="prediction: spread evenly over every spine")
-    meta = rows[counts[0]]["over_ideal"] / META_GAIN
-    done.scatter([len(counts) - 1], [meta], marker="*", s=140, color="tab:purple", zorder=4,
-                 label=f"Meta: {META_GAIN - 1:+.0%} over {counts[0]} QP")
-    done.set_title("ring AllReduce completion", fontsize=9)
-    done.legend(fontsize="x-small")
-    plots.save(fig, path)
