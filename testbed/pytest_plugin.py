@@ -10,7 +10,8 @@ The marker names the fabric: a family and its parameters (`--set` keys), or `top
 (the file family; a relative path is relative to the test file), optionally `routing={...}` (as
 `up --policy/--ecmp/--core`) and `custom=["plugin.py"]` (as `--custom`). `hpn_fabric` brings it
 up for one test, `hpn_fabric_module` once per module; `hpn_up(family, **settings)` brings up more.
-Every fabric is torn down after its test or module, whatever the test did.
+Every fabric is torn down after its test or module, whatever the test did, and checked: anything
+of it left behind (an interface, a bridge, its run state, a process) fails the teardown.
 
 A test with the marker or one of the fixtures needs root and an answering Open vSwitch: it is
 skipped with the reason where they are missing, and under CI=true that skip is a failure (a CI
@@ -96,10 +97,27 @@ def fabric_of(node, family: str = "hpn", topology: str | None = None, routing=No
 
 @contextlib.contextmanager
 def running(fab, options):
-    """The fabric up (on this machine), torn down when the block ends, however it ends."""
+    """The fabric up (on this machine), torn down when the block ends, however it ends; then
+    nothing of it may be left (AssertionError naming what is: a teardown that did not finish)."""
     from testbed.emulation.factory import make_emulation, on_servers
     with on_servers(()), make_emulation(fab, options) as emu:
         yield emu
+    left = leftovers(emu)
+    assert not left, f"left behind: {left}"
+
+
+def leftovers(emu) -> list[str]:
+    """What of a torn-down emulation still exists: its interfaces in the root namespace, its
+    bridges, its run state, its processes (must be nothing)."""
+    from testbed.emulation import netdevs
+    names = set(os.listdir("/sys/class/net"))
+    left = [f"interface {i}" for i in emu.site.root_intfs() if i in names]
+    left += [f"bridge {b}" for b in netdevs.tagged_bridges(emu.run_id)]
+    left += [f"bridge {b}" for b in set(emu.fabric.switches) & netdevs.all_bridges()]
+    if emu.state.dir.exists():
+        left.append(f"run state {emu.state.dir}")
+    left += [f"process {pid} ({marker})" for pid, marker in emu.state.live_processes()]
+    return left
 
 
 def _marked(request):

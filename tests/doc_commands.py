@@ -131,6 +131,10 @@ def parse_only(cmd: Command) -> str | None:
         return None
     if head == "run" and "--check" in argv:
         return None
+    if head in ("up", "run") and "--custom" in argv:
+        return ("builds a plug-in's fabric or runs its scenario, as root: examples/'s family, policy "
+                "and scenario are brought up and run by tests/integration/test_outside_tree.py (from "
+                "a fresh venv) and test_twotier.py")
     return {
         "up": "builds a fabric, as root on a free machine (its options are checked against the "
               "model without root by the unit test; tests/integration/test_bringup.py, test_cli.py, "

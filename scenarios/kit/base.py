@@ -46,6 +46,8 @@ class Result:
 
 @dataclass
 class Judgement:
+    """What a scenario's pure judge() returns: the verdict, the expectation and what was
+    measured in words, numbers it derived, and a few-word headline (the tour's table)."""
     verdict: str                # reproduced | not reproduced | invalid
     expectation: str
     measured: str
@@ -199,6 +201,8 @@ class Scenario:
 
 
 def verdict(ok: bool, valid: bool = True) -> str:
+    """"reproduced" if `ok`, else "not reproduced"; "invalid" if the run was not `valid` (the
+    CPU, not the fabric, set the rate)."""
     if not valid:
         return INVALID
     return REPRODUCED if ok else NOT_REPRODUCED

@@ -113,6 +113,6 @@ def split(settings: dict, knobs: type[Knobs], fabric_keys: set[str], fixed: dict
 
 def fabric_keys(families: tuple[str, ...]) -> set[str]:
     """The parameters every one of `families` has (what `topo show FAMILY --set` takes)."""
-    from testbed.model import FAMILIES
-    keys = [{f.name for f in dataclasses.fields(FAMILIES[family].params)} for family in families]
+    from testbed.model.families import get
+    keys = [{f.name for f in dataclasses.fields(get(family).params)} for family in families]
     return set.intersection(*keys) if keys else set()

@@ -72,7 +72,12 @@ def _run(argv: list[str]) -> int:
     except ParamError as e:
         output.fail(f"hpn-testbed: --custom {e}", e.exit_status)
         return e.exit_status
-    args = build_parser().parse_args(argv)
+    try:    # the choices read the registries: installed packages' entry points load there
+        parser = build_parser()
+    except ParamError as e:
+        output.fail(f"hpn-testbed: {e}", e.exit_status)
+        return e.exit_status
+    args = parser.parse_args(argv)
     output.set_command(" ".join(a for a in (args.command, *[v for k, v in vars(args).items()
                                                            if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns

@@ -15,6 +15,8 @@ def add_parser(sub) -> None:
     ls = sub.add_parser("list", help="every scenario with the claim it reproduces")
     ls.add_argument("--params", action="store_true", help="each scenario's parameters and defaults")
     ls.add_argument("--json", action="store_true")
+    from testbed.cli.topo import add_custom_arg
+    add_custom_arg(ls)
     ls.set_defaults(func=cmd_list)
     r = sub.add_parser("run", add_help=False,
                        help="run scenarios or experiment files (needs root; --check does not); with no NAME, "

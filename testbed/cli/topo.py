@@ -14,10 +14,10 @@ def add_custom_arg(parser) -> None:
 
 
 def add_fabric_args(parser) -> None:
-    from testbed.model import FAMILIES
+    from testbed.model.families import registered
     add_custom_arg(parser)
-    parser.add_argument("family", choices=list(FAMILIES), metavar="FAMILY",
-                        help=" | ".join(FAMILIES))
+    parser.add_argument("family", choices=list(registered()), metavar="FAMILY",
+                        help=" | ".join(registered()))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a model parameter (repeatable), e.g. --set hosts=4")
     from testbed.model.families import preset_names

@@ -18,7 +18,8 @@ def add_parser(sub) -> None:
     add_fabric_args(u)
     u.add_argument("--ecmp", choices=ECMP_MODES, help="select-group hashing (default seeded)")
     u.add_argument("--policy", metavar="NAME",   # checked against the registry: it may grow
-                   help="routing policy: " + "; ".join(f"{p.name}: {p.summary}" for p in policies.POLICIES))
+                   help="routing policy: " + "; ".join(f"{n}: {policies.get(n).summary}"
+                                                        for n in policies.names()))
     u.add_argument("--core", choices=tuple(policies.CORE_MODES),
                    help="core tier: per-port rules (default on hpn) or ECMP")
     u.add_argument("--pair", action="append", metavar="SRC,DST",

@@ -31,7 +31,7 @@ def loaded(path) -> bool:
     return str(Path(path).resolve()) in _loaded
 
 
-def load(path) -> ModuleType:
+def load(path: str | Path) -> ModuleType:
     """Run the plug-in file `path` once (a second call returns the same module); ParamError (one
     line, `FILE: problem`) if it is missing, not a .py file, or raises."""
     shown = str(path)

@@ -45,6 +45,9 @@ QUEUE_BYTES = 48_000      # egress bfifo: under ~64 KB so the userspace datapath
 
 @dataclass
 class Options:
+    """How a fabric is brought up: the controller's routing options (as `up --policy/--ecmp/
+    --core`: {"policy": "static", "matrix": [...]}), queues, datapath and bond (None: detect),
+    the host-side detector, and cables to miswire on purpose."""
     routing: dict = field(default_factory=dict)   # passed to the controller, e.g. {"ecmp": "seeded"}
     queue_bytes: int = QUEUE_BYTES
     datapath: str | None = None                    # None: detect (system where the kernel has it)
@@ -63,6 +66,9 @@ class Options:
 
 
 class Emulation(Lifecycle):
+    """A fabric up on Open vSwitch: namespaces, switches, cables, hosts and the controller, torn
+    down when its `with` block ends, however it ends. `emu.fabric`, `emu.net[host]` (a Mininet
+    node), `counters`, `sampler`, `ofctl`, `status()`, `describe()`."""
     starting = "bring-up"      # the phase its start() shows (testbed/core/progress.py)
 
     def __init__(self, fabric: Fabric, options: Options | None = None, run_id: str | None = None,

@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from collections.abc import Iterable, Iterator
 
-from testbed.emulation.build import Emulation
+from testbed.emulation.build import Emulation, Options
+from testbed.model.fabric import Fabric
 
 # the servers `run --servers` chose, for every emulation the scenarios build meanwhile
 _SERVERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("servers", default=())
 
 
 @contextlib.contextmanager
-def on_servers(servers):
+def on_servers(servers: Iterable[str] | None) -> Iterator[None]:
     """Every make_emulation inside this block builds across `servers` (none: on this machine)."""
     token = _SERVERS.set(tuple(servers or ()))
     try:
@@ -27,7 +29,7 @@ def on_servers(servers):
         _SERVERS.reset(token)
 
 
-def make_emulation(fabric, options=None) -> Emulation:
+def make_emulation(fabric: Fabric, options: Options | None = None) -> Emulation:
     """An Emulation on this machine, or inside on_servers on a cluster.ClusterSite."""
     servers = _SERVERS.get()
     if not servers:

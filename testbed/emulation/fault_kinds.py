@@ -147,19 +147,29 @@ class FaultKind:
 
 
 class Registry:
-    """The fault kinds, in the order they were registered."""
+    """The fault kinds, in the order they were registered. With `entry_points`, the installed
+    packages' `hpn_testbed.fault_kinds` entry points join at the first read (not at register:
+    the built-in kinds come first)."""
 
-    def __init__(self):
+    def __init__(self, entry_points: bool = False):
         self.kinds: dict[str, FaultKind] = {}
+        self.entry_points = entry_points
+
+    def _read(self) -> dict[str, FaultKind]:
+        if self.entry_points:
+            from testbed.core import entrypoints
+            entrypoints.load("fault_kinds", self.register,
+                             lambda k: self.kinds.get(getattr(k, "name", None)) is k)
+        return self.kinds
 
     def __iter__(self):
-        return iter(self.kinds.values())
+        return iter(self._read().values())
 
     def names(self) -> tuple[str, ...]:
-        return tuple(self.kinds)
+        return tuple(self._read())
 
     def get(self, name: str) -> FaultKind:
-        if name not in self.kinds:
+        if name not in self._read():
             raise ParamError(f"no fault kind {name!r}; known: {', '.join(self.kinds)}")
         return self.kinds[name]
 
@@ -182,7 +192,8 @@ def malformed(kind, registry: Registry) -> str | None:
     """What is wrong with a would-be fault kind, or None."""
     if not isinstance(kind, FaultKind):
         return "not a FaultKind"
-    taken = {*registry.names(), *SHELL_WORDS, *(k.repair_word for k in registry if k.repair_word)}
+    kinds = registry.kinds.values()          # (not a read: no entry points loaded from here)
+    taken = {*registry.kinds, *SHELL_WORDS, *(k.repair_word for k in kinds if k.repair_word)}
     for word in filter(None, (kind.name, kind.repair_word)):
         if not NAME.match(word):
             return f"{word!r} is not a lower-case word (a-z, 0-9, hyphens)"

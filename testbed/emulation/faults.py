@@ -60,6 +60,10 @@ def ended(note: str) -> Handle:
 
 
 class Faults:
+    """Faults on a running Emulation, each undone when the block ends (or by its Handle's
+    repair()): `with Faults(emu) as f: f.link_down(f.link("p0s0h0-n0p0"))`; link_down/up,
+    flap_train, one_way, switch_down/up."""
+
     def __init__(self, emu: Emulation):
         self.emu = emu
         self.in_place: list[Handle] = []    # most recent last

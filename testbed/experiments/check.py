@@ -125,9 +125,9 @@ def load_custom(top: Reader) -> None:
 
 
 def read_fabric(r: Reader):
-    from testbed.model import FAMILIES, make_fabric
-    from testbed.model.families import get
-    family = r.get("family", str, required=True, choices=list(FAMILIES))
+    from testbed.model import make_fabric
+    from testbed.model.families import get, registered
+    family = r.get("family", str, required=True, choices=list(registered()))
     name = r.get("preset", str)
     settings = {k: v for k, v in r.data.items() if k not in ("family", "preset")}
     try:

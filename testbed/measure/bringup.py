@@ -11,6 +11,9 @@ from testbed.measure import checks, wiring
 
 
 def run_all(emu: Emulation, full: bool = False) -> list[checks.Check]:
+    """The `up --check` checks on a running emulation (wiring, reachability, a TCP flow across
+    the top tier, bond spreading), each a Check(name, passed, detail); `full`: every NIC pair.
+    Wiring reads our controller's postcards, so with a user's app instead of ours it is skipped."""
     steps = [("wiring", wiring.check if emu.controller.ours else skipped_wiring),
              ("reachability", lambda e: checks.reachability(e, full)),
              ("top-tier TCP", checks.top_tier_tcp), ("bond spreading", checks.bond_spreading)]

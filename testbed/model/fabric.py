@@ -79,6 +79,8 @@ class Link:
 
 @dataclass
 class Fabric:
+    """A fabric, pure: switches (role, tier, coordinates, DPID), hosts with NICs and ports, and
+    cables (Link), every name and address derived from coordinates; built by a family."""
     family: str
     params: object
     switches: dict[str, Switch] = field(default_factory=dict)

@@ -22,6 +22,9 @@ IPERF_MARKER = "iperf3"
 
 @dataclass(frozen=True)
 class Flow:
+    """An iperf3 flow from NIC `src` to NIC `dst` (fabric.nic("host-n0")): its server port,
+    optionally a pinned client port (its 5-tuple, hence its hashed path), TCP or UDP, and
+    `parallel` connections on consecutive source ports."""
     src: Nic
     dst: Nic
     dport: int = 5201

@@ -1,6 +1,10 @@
-"""Integration fixtures: one emulation per family and module, torn down and checked for leftovers."""
+"""Integration fixtures, built on the pytest plugin users get (testbed/pytest_plugin.py: the
+hpn_fabric marker and fixtures, each fabric torn down and checked for leftovers): `up` and
+`family_up` are its `running` under the names older tests use; helpers for the CLI's processes.
+"""
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -8,8 +12,11 @@ import sys
 import pytest
 
 from testbed.emulation import netdevs, runstate
-from testbed.emulation.build import Emulation, Options
+from testbed.emulation.build import Options
 from testbed.model import make_fabric
+from testbed.pytest_plugin import leftovers, running
+
+__all__ = ["leftovers"]     # (tests import it from here)
 
 TESTBED = [sys.executable, "-m", "testbed"]
 
@@ -39,41 +46,23 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
 
 
 
-def leftovers(emu: Emulation) -> list[str]:
-    """What of this run still exists after teardown (must be nothing)."""
-    left = []
-    names = set(os.listdir("/sys/class/net"))
-    left += [f"interface {i}" for i in emu.site.root_intfs() if i in names]
-    left += [f"bridge {b}" for b in netdevs.tagged_bridges(emu.run_id)]
-    left += [f"bridge {b}" for b in set(emu.fabric.switches) & netdevs.all_bridges()]
-    if emu.state.dir.exists():
-        left.append(f"run state {emu.state.dir}")
-    left += [f"process {pid} ({marker})" for pid, marker in emu.state.live_processes()]
-    return left
-
-
 @pytest.fixture
 def up():
-    """up(family, **settings) -> a running Emulation; torn down and checked after the test."""
-    started = []
-
-    def start(family, routing=None, **settings):
-        emu = Emulation(make_fabric(family, settings), Options(routing=routing or {}))
-        started.append(emu)
-        emu.__enter__()
-        return emu
-    yield start
-    for emu in started:
-        emu.stop()
-        assert not leftovers(emu), f"left behind: {leftovers(emu)}"
+    """up(family, routing=None, **settings) -> a running Emulation; torn down and checked for
+    leftovers after the test (the pytest plugin's `running`, as its hpn_up fixture does)."""
+    with contextlib.ExitStack() as stack:
+        def start(family, routing=None, **settings):
+            return stack.enter_context(running(make_fabric(family, settings),
+                                               Options(routing=routing or {})))
+        yield start
 
 
 @pytest.fixture(scope="module")
 def family_up(request):
-    emu = Emulation(make_fabric(request.param))
-    with emu:
+    """The family `request.param` (indirect parametrize), up once per module; new tests mark the
+    module with @pytest.mark.hpn_fabric and take the plugin's hpn_fabric_module instead."""
+    with running(make_fabric(request.param), Options()) as emu:
         yield emu
-    assert not leftovers(emu), f"left behind: {leftovers(emu)}"
 
 
 def run_of(pid: int) -> runstate.RunState | None:

@@ -8,7 +8,7 @@ from testbed.emulation import fault_registry
 from testbed.emulation.fault_kinds import PORT, Arg, FaultKind
 from testbed.emulation.faults import Faults
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.hpn_fabric("hpn")]   # the plugin's fixtures
 
 
 class NicDown(FaultKind):
@@ -26,9 +26,8 @@ def carrier(emu, host: str, intf: str) -> bool:
     return emu.net[host].cmd(f"cat /sys/class/net/{intf}/carrier").strip() == "1"
 
 
-@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
-def test_a_registered_kind_injects_and_repairs_on_a_real_fabric(family_up):
-    emu = family_up
+def test_a_registered_kind_injects_and_repairs_on_a_real_fabric(hpn_fabric_module):
+    emu = hpn_fabric_module
     kind = fault_registry.register(NicDown())
     try:
         nic = emu.fabric.hosts["p0s0h0"].nics[0]

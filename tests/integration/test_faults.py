@@ -8,7 +8,7 @@ from testbed.emulation.faults import Faults
 from testbed.measure.meters import GapProbe
 from testbed.workload import traffic
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.hpn_fabric("hpn")]   # the plugin's fixtures
 # Measured here on an idle machine: 36 ms, 1 of 3000 probes lost (the host side fails over at once
 # on carrier loss; the reply path waits for the controller to withdraw the dead port's routes).
 # Under a busy CPU (a VM lane beside it) we saw 117 ms, so the bound the test states is 250 ms.
@@ -26,9 +26,8 @@ def linkdown(emu, nic) -> bool:
     return any("linkdown" in flags for flags in hops.values())
 
 
-@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
-def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
-    emu = family_up
+def test_link_down_on_a_dual_ported_nic_fails_over_fast(hpn_fabric_module):
+    emu = hpn_fabric_module
     src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
     link = emu.fabric.host_link(probe_port(emu, src, dst))
     with Faults(emu) as faults:
@@ -54,9 +53,8 @@ def test_link_down_on_a_dual_ported_nic_fails_over_fast(family_up):
     print(f"failover gap {during.longest_gap_ms} ms, {during.lost} of {during.sent} probes lost")
 
 
-@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
-def test_one_direction_fault_is_invisible_to_carrier_but_drops(family_up):
-    emu = family_up
+def test_one_direction_fault_is_invisible_to_carrier_but_drops(hpn_fabric_module):
+    emu = hpn_fabric_module
     fab = emu.fabric
     src = fab.nic("p0s0h0-n1")
     peers = [n for n in fab.nics() if n.host != src.host and fab.reachable(src, n)]
@@ -81,12 +79,11 @@ def test_one_direction_fault_is_invisible_to_carrier_but_drops(family_up):
     assert all(traffic.ping_all(emu, [(src, p) for p in peers]).values())
 
 
-@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
-def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(family_up):
+def test_a_failed_tor_keeps_its_rules_until_it_is_back_and_traffic_moves_off_it(hpn_fabric_module):
     """Nothing reaches a ToR with every port down: the controller writes nothing to it (a
     segment's ToR would otherwise take a deletion per NIC at the failure and an addition per NIC
     at the repair); the NICs on it go on over their other ToR."""
-    emu = family_up
+    emu = hpn_fabric_module
     src, dst = emu.fabric.nic("p0s0h0-n0"), emu.fabric.nic("p0s0h1-n0")
     tor = emu.fabric.host_link(src.ports[0]).b
     held = emu.status().routes_per_switch[tor]

@@ -3,6 +3,8 @@ import json
 import os
 import subprocess
 
+import pytest
+
 
 def put(path: str, value):
     """A change to recorded figures: the value at a dotted path ("dual_tor.loss", "rows.1.error")."""
@@ -50,3 +52,33 @@ def fake_run(root) -> None:
         "nft_tables": [], "dirs": [], "hosts": {}}))
     (run / "spec.json").write_text(json.dumps({"family": "hpn", "params": {}}))
     assert [s.run_id for s in runstate.runs() if runstate.alive(s)] == ["fake"]
+
+
+def snapshot_registries():
+    """Every registry a plug-in can add to, and the plug-in loader's memory, as they are now:
+    call the returned function to put them back (what a test's plug-ins registered is gone)."""
+    from scenarios import registry as scenario_registry
+    from testbed.core import entrypoints, plugins
+    from testbed.emulation import fault_registry
+    from testbed.model import families
+    from testbed.model.policies import registry as policy_registry
+    saved = [(d, dict(d)) for d in (families.FAMILIES, scenario_registry.PLUGGED,
+                                    policy_registry._POLICIES, fault_registry.REGISTRY.kinds,
+                                    plugins._loaded)]
+    done = set(entrypoints._done)
+
+    def restore():
+        for d, before in saved:
+            d.clear()
+            d.update(before)
+        entrypoints._done.clear()
+        entrypoints._done.update(done)
+    return restore
+
+
+@pytest.fixture
+def registries_restored():
+    """Whatever a test's plug-ins (files, entry points) register is gone after it."""
+    restore = snapshot_registries()
+    yield
+    restore()

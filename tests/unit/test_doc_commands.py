@@ -48,15 +48,10 @@ def test_every_other_command_says_why_it_is_not_run(cmd):
 
 
 @pytest.fixture
-def plugins_undone():
+def plugins_undone(registries_restored):
     """What a command's --custom plug-ins register is gone after its test (as after its process)."""
     from testbed.core import plugins
-    from testbed.model.families import FAMILIES
-    before = dict(FAMILIES)
-    yield plugins
-    FAMILIES.clear()
-    FAMILIES.update(before)
-    plugins._loaded.clear()
+    return plugins
 
 
 @pytest.mark.parametrize("cmd", TESTBED, ids=str)

@@ -2,14 +2,16 @@
 
 Adding a family is one module exporting one Family (families/family.py says what it answers)
 and one line in BUILT_IN; a family of the user's own is a Python file passed to `load`, which
-registers the Family objects it defines (what a `--custom FILE.py` option would call).
+registers the Family objects it defines (what a `--custom FILE.py` option would call), or an
+installed package's `hpn_testbed.families` entry point (testbed/core/entrypoints.py), loaded
+when the registry is first read (`registered()`, `get`).
 """
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
 
-from testbed.core import plugins
+from testbed.core import entrypoints, plugins
 from testbed.core.errors import ParamError
 from testbed.model.fabric import Fabric
 from testbed.model.families.clos3 import CLOS3
@@ -21,7 +23,7 @@ from testbed.model.families.railonly import RAILONLY
 from testbed.model.families.topofile import FILE
 
 __all__ = ["FAMILIES", "Budget", "Family", "budgeted", "from_spec", "get", "load", "make_fabric",
-           "of", "preset_names", "register", "spec_of"]
+           "of", "preset_names", "register", "registered", "spec_of"]
 
 BUILT_IN = [HPN, MPFT, MRFT, CLOS3, RAILONLY, FILE]
 
@@ -39,9 +41,24 @@ def register(family: Family) -> Family:
     return family
 
 
+def _built_in(family: Family) -> None:
+    """Register one of ours: no origin, even when a plug-in's import is what imports this module
+    (the controller must not load that plug-in to find `hpn`)."""
+    check(family, FAMILIES)
+    FAMILIES[family.name] = family
+
+
+def registered() -> dict[str, Family]:
+    """Every family, name -> Family in registration order: the built-in ones, the plug-ins'
+    and, read here first, the installed packages' entry points."""
+    entrypoints.load("families", register,
+                     lambda f: FAMILIES.get(getattr(f, "name", None)) is f)
+    return FAMILIES
+
+
 def get(name: str) -> Family:
     """The registered family called `name`; ParamError naming the choices."""
-    if name not in FAMILIES:
+    if name not in registered():
         raise ParamError(f"unknown family {name!r}; choose from {', '.join(FAMILIES)}")
     return FAMILIES[name]
 
@@ -53,15 +70,16 @@ def of(fabric: Fabric) -> Family:
 
 def budgeted() -> dict[str, Family]:
     """The families with a full-scale port budget (`topo budget`), in registration order."""
-    return {name: f for name, f in FAMILIES.items() if f.budget is not None}
+    return {name: f for name, f in registered().items() if f.budget is not None}
 
 
 def preset_names() -> list[str]:
     """Every emulated preset's name, of any family (the choices of `--preset`)."""
-    return sorted({name for f in FAMILIES.values() for name in f.presets})
+    return sorted({name for f in registered().values() for name in f.presets})
 
 
-def make_fabric(family: str, settings=None, emulated: bool = True) -> Fabric:
+def make_fabric(family: str, settings: dict | list[str] | None = None,
+                emulated: bool = True) -> Fabric:
     """The fabric of `family` with `settings` ({key: value} or ["key=value"]), validated before it
     is built (Family.make)."""
     return get(family).make(settings, emulated)
@@ -101,4 +119,4 @@ def load(path) -> list[Family]:
 
 
 for _family in BUILT_IN:
-    register(_family)
+    _built_in(_family)

@@ -53,6 +53,9 @@ def all_but_scale(params: Params) -> dict[str, object]:
 
 @dataclass(frozen=True)
 class Family:
+    """A fabric family: its name, its typed and ranged parameters (a Params subclass), `build`
+    (parameters -> Fabric, pure), `unit` (the placement unit of a node) and the answers the
+    testbed asks of it (presets, budget, default core mode); registered with `register`."""
     name: str
     params: type[Params]
     build: Callable[[Params], Fabric]

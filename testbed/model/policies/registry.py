@@ -1,19 +1,20 @@
 """The routing policies a run may name: the built-in ones (testbed/model/policies/__init__.py
-registers them) and any a user's file registers (load_file; what `--custom FILE.py` runs).
+registers them), any a user's file registers (`--custom FILE.py`, load_file) and an installed
+package's `hpn_testbed.policies` entry points (testbed/core/entrypoints.py), read here first.
 
-A policy defined outside this package is remembered with the file that defines it, so the
-controller, a process of its own, can load the same file before it reads its routing options
-(testbed/emulation/controller.py names it in the controller's spec).
+A policy defined outside this package is remembered with the file that registered it (the
+plug-in file running, else the file defining its class), so the controller, a process of its
+own, can load the same file before it reads its routing options (testbed/emulation/controller.py
+names it in the controller's spec). An entry point's policy needs no file: the controller's
+registry loads the same entry points.
 """
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import inspect
 import re
-import sys
 from pathlib import Path
 
+from testbed.core import entrypoints, plugins
 from testbed.core.errors import ParamError
 from testbed.model.policies.base import NicPairs, Number, RoutingPolicy
 
@@ -52,10 +53,14 @@ def malformed(policy: object) -> str | None:
     return None
 
 
+def built_in(policy: RoutingPolicy) -> bool:
+    return type(policy).__module__.startswith("testbed.model.policies.")
+
+
 def defining_file(policy: RoutingPolicy) -> str | None:
     """The file that defines `policy`'s class; None for a built-in policy."""
     cls = type(policy)
-    if cls.__module__.startswith("testbed.model.policies."):
+    if built_in(policy):
         return None
     try:
         return str(Path(inspect.getfile(cls)).resolve())
@@ -71,7 +76,10 @@ def register(policy: RoutingPolicy) -> RoutingPolicy:
     problem = malformed(policy)
     if problem:
         raise ParamError(f"routing policy {getattr(policy, 'name', '?')!r} not registered: {problem}")
-    source = defining_file(policy)
+    # ours and an entry point's need no file (the controller has them); a plug-in's is the file
+    # running (which the controller loads again), else the one defining the class
+    mine = built_in(policy) or entrypoints.loading()
+    source = None if mine else plugins.loading() or defining_file(policy)
     old = _POLICIES.get(policy.name)
     if old is not None and (type(old[0]).__qualname__, old[1]) != (type(policy).__qualname__, source):
         raise ParamError(f"routing policy {policy.name!r} not registered: the name is taken "
@@ -85,42 +93,36 @@ def unregister(name: str) -> None:
     _POLICIES.pop(name, None)
 
 
+def _registered() -> dict[str, tuple[RoutingPolicy, str | None]]:
+    """The registry, the installed packages' entry points loaded at its first read."""
+    entrypoints.load("policies", register,
+                     lambda p: _POLICIES.get(getattr(p, "name", None), (None,))[0] is p)
+    return _POLICIES
+
+
 def names() -> tuple[str, ...]:
-    return tuple(_POLICIES)
+    return tuple(_registered())
 
 
 def get(name: object) -> RoutingPolicy:
-    if not isinstance(name, str) or name not in _POLICIES:
+    if not isinstance(name, str) or name not in _registered():
         raise ParamError(f"routing policy={name!r}: choose from {', '.join(_POLICIES)}")
     return _POLICIES[name][0]
 
 
 def source(name: str) -> str | None:
     """The file that defines policy `name` (for the controller to load), None if built in."""
-    entry = _POLICIES.get(name)
+    entry = _registered().get(name)
     return entry[1] if entry else None
 
 
 def load_file(path: str | Path) -> list[str]:
-    """Run a user's Python file, which registers its policies with register(); the names it
+    """Run a user's Python file once per process (testbed/core/plugins.py: the same module when
+    it also registers a family), which registers its policies with register(); the names it
     registered. One-line ParamError if it cannot be read, fails, or registers none."""
     path = Path(path).resolve()
-    if path.suffix != ".py" or not path.is_file():
-        raise ParamError(f"{path}: not a Python file")
-    module = "hpn_custom_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    before = {n: p for n, (p, _) in _POLICIES.items()}
-    spec = importlib.util.spec_from_file_location(module, path)
-    if spec is None or spec.loader is None:
-        raise ParamError(f"{path}: cannot be loaded as a module")
-    loaded = importlib.util.module_from_spec(spec)
-    sys.modules[module] = loaded       # (dataclasses and pickling look classes up here)
-    try:
-        spec.loader.exec_module(loaded)
-    except ParamError:
-        raise
-    except Exception as e:  # noqa: BLE001 (a user's file: any failure is one line, not a traceback)
-        raise ParamError(f"{path}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
-    added = [n for n, (p, _) in _POLICIES.items() if before.get(n) is not p]
+    plugins.load(path)
+    added = [n for n, (_, source) in _POLICIES.items() if source == str(path)]
     if not added:
         raise ParamError(f"{path}: registers no routing policy (call testbed.model.policies.register)")
     return added
