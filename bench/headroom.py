@@ -61,8 +61,8 @@ def run_pass(names: list[str], out: Path, full: bool) -> tuple[list[dict], float
     proc = subprocess.run(argv, capture_output=True, text=True)
     took = time.monotonic() - t0
     try:
-        return json.loads(proc.stdout), took
-    except json.JSONDecodeError:
+        return json.loads(proc.stdout)["result"], took     # the --json envelope's results
+    except (json.JSONDecodeError, KeyError, TypeError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise SystemExit(f"headroom: `{' '.join(argv[1:])}` gave no results (exit "
                          f"{proc.returncode}): {' | '.join(tail)}") from None
