@@ -39,3 +39,13 @@ def test_the_background_load_is_a_child_that_is_gone_when_the_block_ends():
     with headroom.BusyLoop(0.2) as load:
         assert load.proc.poll() is None
     assert load.proc.returncode is not None
+
+
+def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path):
+    # what `hpn-testbed run --json` prints: an envelope whose "result" is the list of results
+    envelope = ('{"hpn_testbed": 1, "command": "run", "ok": true, '
+                '"result": [{"scenario": "a", "verdict": "reproduced"}]}')
+    monkeypatch.setattr(headroom.subprocess, "run",
+                        lambda *a, **k: headroom.subprocess.CompletedProcess(a, 0, envelope, ""))
+    results, _ = headroom.run_pass(["a"], tmp_path, full=False)
+    assert headroom.rows(results) == {"a": ("reproduced", None)}
