@@ -7,8 +7,10 @@ uplink tier; hosts = NICs / 8. At each size: our bring-up per phase (network bui
 configured and links shaped, the controller learning every NIC port and every switch holding
 its routes), teardown, peak memory in use (MemTotal - MemAvailable, sampled), the CPU busy with
 the fabric up and idle, and stock Mininet building and tearing down the same switches, hosts
-and links (no controller) in the same process: the ratio ours / stock. Then the fitted growth
-exponent of each phase (log-log slope from 256 NICs on): 1.0 is linear.
+and links (no controller) in the same process: the ratio ours / stock, and each side's
+seconds per switch and per cable (up + down: the anchors' units, Mininet's published switches
+per second). Then the fitted growth exponent of each phase (log-log slope over every size
+measured, 64 NICs on by default): 1.0 is linear.
 """
 from __future__ import annotations
 
@@ -22,8 +24,7 @@ from stock import stock_mininet
 
 from testbed.emulation.build import Emulation, Options
 from testbed.measure.meters import cpu_busy_fraction
-from testbed.model import make_fabric
-from testbed.model.presets import PRESETS
+from testbed.model import families, make_fabric
 
 PHASES = ("network", "hosts", "learning", "teardown")
 
@@ -58,7 +59,7 @@ class PeakMemory:
 
 
 def fabric_of(nics: int):
-    settings = dict(PRESETS["hpn"]["segment"], hosts=max(nics // 8, 2), backup_hosts=0)
+    settings = dict(families.get("hpn").preset("segment"), hosts=max(nics // 8, 2), backup_hosts=0)
     return make_fabric("hpn", settings)
 
 
@@ -76,7 +77,7 @@ def measure(nics: int) -> dict:
             "network": t["network"] - t["controller"], "hosts": t["hosts"] - t["network"],
             "learning": t["ready"] - t["hosts"], "teardown": teardown,
             "ours": (t_down - t0) + teardown, "stock": stock_up + stock_down,
-            "stock_up": stock_up, "peak_mb": mem.mb, "idle_busy": busy}
+            "stock_up": stock_up, "up": t["ready"], "peak_mb": mem.mb, "idle_busy": busy}
 
 
 def slope(rows: list[dict], key: str) -> float:
@@ -87,24 +88,30 @@ def slope(rows: list[dict], key: str) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
+def per_unit(r: dict, key: str) -> str:
+    """`key`'s lifecycle (up + down) in seconds per switch and per cable."""
+    return f"{r[key] / r['switches']:>6.2f} {r[key] / r['links']:>6.3f}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nics", type=int, nargs="+", default=[64, 256, 512, 1088])
     args = ap.parse_args()
     rows = []
-    print(f"{'NICs':>5} {'links':>5} {'network':>8} {'hosts':>6} {'learning':>8} {'teardown':>8} "
-          f"{'peak MB':>7} {'idle CPU':>8} {'ours/stock':>10}")
+    print(f"{'NICs':>5} {'switch':>6} {'links':>5} {'network':>8} {'hosts':>6} {'learning':>8} "
+          f"{'teardown':>8} {'peak MB':>7} {'idle CPU':>8} {'ours s/sw':>9} {'s/cable':>7} "
+          f"{'stock s/sw':>10} {'s/cable':>7} {'ours/stock':>10}")
     for n in args.nics:
         r = measure(n)
         rows.append(r)
-        print(f"{r['nics']:>5} {r['links']:>5} {r['network']:>7.1f}s {r['hosts']:>5.1f}s "
-              f"{r['learning']:>7.1f}s {r['teardown']:>7.1f}s {r['peak_mb']:>7.0f} "
-              f"{r['idle_busy']:>7.0%} {r['ours'] / r['stock']:>10.2f}", flush=True)
-    fitted = [r for r in rows if r["nics"] >= 256]
-    if len(fitted) >= 2:
-        print(f"growth exponents from {fitted[0]['nics']} to {fitted[-1]['nics']} NICs "
+        print(f"{r['nics']:>5} {r['switches']:>6} {r['links']:>5} {r['network']:>7.1f}s "
+              f"{r['hosts']:>5.1f}s {r['learning']:>7.1f}s {r['teardown']:>7.1f}s "
+              f"{r['peak_mb']:>7.0f} {r['idle_busy']:>7.0%}   {per_unit(r, 'ours')}    "
+              f"{per_unit(r, 'stock')} {r['ours'] / r['stock']:>10.2f}", flush=True)
+    if len(rows) >= 2:
+        print(f"growth exponents from {rows[0]['nics']} to {rows[-1]['nics']} NICs "
               "(time ~ NICs^k; 1.0 is linear): "
-              + ", ".join(f"{k} {slope(fitted, k):.2f}" for k in (*PHASES, "stock")))
+              + ", ".join(f"{k} {slope(rows, k):.2f}" for k in (*PHASES, "up", "ours", "stock")))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 
 Start order (each step a progress phase): write down what will be created (runstate), start the
 controller, build the Mininet network (one batched ovs-vsctl, port numbers pinned from the model),
-configure hosts (bonds, per-NIC routing) and shape links (HTB + a short bfifo), then poll until every
+configure hosts (bonds, per-NIC routing) and shape links (HTB + a short bfifo) at once, then poll until every
 switch is connected, every NIC port learned from its gratuitous ARP and every switch holds its
 routes. Every exit path, Ctrl-C included, tears it all down.
 
@@ -30,7 +30,7 @@ from testbed.core import interrupts, progress, sh
 from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import hostnet, keep, runstate, shaping, system, teardown
+from testbed.emulation import hostnet, keep, nodestart, runstate, shaping, system, teardown
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.site import LocalSite
 from testbed.emulation.watchdog import Watchdog
@@ -130,7 +130,6 @@ class Emulation(Lifecycle):
         self.timings["network"] = time.monotonic() - t0
         with progress.phase("hosts: bonds, routes, link shaping"):
             self.configure_hosts()
-            self.shape_links()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
         self.watchdog = self.site.make_watchdog(self.controller).start()
@@ -161,6 +160,10 @@ class Emulation(Lifecycle):
         if self.detectors is not None:
             detectors, self.detectors = self.detectors, None
             detectors.stop()
+        # the controller first: while it runs, every port the teardown removes is a port-status
+        # event it answers by recomputing and rewriting every NIC's routes on the very switches
+        # being removed (OVS then works through those flow changes before it deletes a bridge)
+        self.controller.stop()
         if self.net is not None:
             net, self.net = self.net, None
             self.site.end_strays(net, self.state)
@@ -172,7 +175,6 @@ class Emulation(Lifecycle):
                 net.stop()
             except Exception as e:   # go on: teardown.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
-        self.controller.stop()
         if self.state.dir.exists():
             if keep.wanted() or getattr(self, "_failed", False) or keep.failed(sys.exc_info()[0]):
                 keep.keep(self.state.dir)
@@ -193,12 +195,13 @@ class Emulation(Lifecycle):
                       autoStaticArp=False, waitConnected=False)
         self.net = net
         switch_cls = self.site.switch_class(self.run_id, self.controller)
-        for sw in self.fabric.switches.values():
-            net.addSwitch(sw.name, cls=switch_cls, dpid=f"{sw.dpid:016x}",
-                          protocols=self.controller.protocols, failMode="secure",
-                          **self.site.switch_options(sw.name, self.datapath))
-        for host in self.fabric.hosts.values():
-            net.addHost(host.name, cls=self.site.host_class, ip=None, **self.site.host_options(host.name))
+        nodestart.add_nodes(net, [
+            *[("switch", sw.name, switch_cls, dict(dpid=f"{sw.dpid:016x}", failMode="secure",
+                                                   protocols=self.controller.protocols,
+                                                   **self.site.switch_options(sw.name, self.datapath)))
+              for sw in self.fabric.switches.values()],
+            *[("host", host.name, self.site.host_class, dict(ip=None, **self.site.host_options(host.name)))
+              for host in self.fabric.hosts.values()]], self.site.node_workers)
         self.site.record_nodes(net, self.state)
         built = wiring.as_built(self.fabric, self.swaps)      # the blueprint, unless miswired
         self.site.make_links(built, {h.name: h.pid for h in net.hosts}, self.mtu)
@@ -219,14 +222,22 @@ class Emulation(Lifecycle):
         net.start()
 
     def configure_hosts(self) -> None:
+        """Every host's script (hostnet.py) with its ports' shaping in it, all hosts at once,
+        and meanwhile the switches' ends shaped in one batch per machine (its own process:
+        on 2 cores the two overlap)."""
         bare = not self.controller.ours     # a user's app alone: no gateway, NICs on-link
-        sh.nodes_cmd([(self.net[host.name], hostnet.host_script(host, self.bond, self.datapath, bare,
-                                                                     self.mtu))
-                      for host in self.fabric.hosts.values()])
-
-    def shape_links(self) -> None:
         q = self.options.queue_bytes
-        self.tc_on_links(self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))
+        on_switches, on_hosts = shaping.ends_lines(
+            self.fabric, self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            switches = pool.submit(self.site.switches_batch, "tc -batch -", on_switches) \
+                if on_switches else None
+            sh.nodes_cmd([(self.net[host.name],
+                           hostnet.host_script(host, self.bond, self.datapath, bare, self.mtu,
+                                               on_hosts.get(host.name, [])))
+                          for host in self.fabric.hosts.values()])
+            if switches is not None:
+                switches.result()
 
     def set_rates(self, fabric: Fabric) -> None:
         """Give each cable the rate `fabric` (the same cables, other parameters: e.g. another

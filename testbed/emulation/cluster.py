@@ -39,6 +39,7 @@ class ClusterSite:
     """Servers: each holds the switches and hosts the placement gives it, in its own Open
     vSwitch and namespaces; a cable between two servers is a VXLAN device at each end."""
     host_class, link_class = cluster_nodes.ClusterHost, cluster_nodes.RemoteVXLANLink
+    node_workers = 1        # one by one: a remote node's start is its own ssh session
 
     def __init__(self, fabric: Fabric, servers):
         self.fabric = fabric

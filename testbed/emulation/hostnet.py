@@ -41,40 +41,59 @@ def _nexthops(nic: Nic, backend: str, bare: bool = False) -> str:
     return " ".join(f"nexthop {via}dev {p}{onlink}" for p in nic.ports)
 
 
-def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu: int = 1500) -> str:
-    """Shell commands that configure `host` (run inside its namespace). `bare` (a user's
-    controller app instead of ours): no gateway; every destination is on-link, so a NIC ARPs
-    for its peer itself and plain L2 forwarding (a learning switch) carries the traffic. Its
-    ports were made at `mtu` (links.py); a bond gets it too (enslaving sets a port to its bond's)."""
-    lines = [
-        "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1",
-        "sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.default.rp_filter=0",
-        # L4 hash for multipath routes; skip nexthops whose port has no carrier
-        "sysctl -qw net.ipv4.fib_multipath_hash_policy=1",
-        "sysctl -qw net.ipv4.conf.all.ignore_routes_with_linkdown=1",
-        "ip link set lo up",
-    ]
-    for nic in host.nics:
-        for port in nic.ports:
-            lines.append(f"sysctl -qw net.ipv4.conf.{port}.rp_filter=0")
-            if datapath == "netdev":
-                # the userspace datapath forwards partial checksums as they are: compute them here
-                lines.append(f"ethtool -K {port} tx off >/dev/null")
-        dev = nic_device(nic, backend)
-        for port in nic.ports:   # every port of a NIC carries the NIC's one MAC
-            lines.append(f"ip link set {port} down && ip link set {port} address {nic.mac}")
-        if len(nic.ports) > 1 and backend == "bonding":
-            bond = bond_name(nic)
-            lines.append(f"ip link add {bond} address {nic.mac} mtu {mtu} type bond mode balance-xor "
-                         f"xmit_hash_policy layer3+4 miimon {BOND_MIIMON_MS}")
-            lines += [f"ip link set {port} master {bond}" for port in nic.ports]
-            lines.append(f"ip link set {bond} up && sysctl -qw net.ipv4.conf.{bond}.rp_filter=0")
-        lines += [f"ip link set {port} up" for port in nic.ports]
-        lines.append(f"ip addr add {nic.ip}/32 dev {dev or 'lo'}")
-        lines.append(f"ip route add default table {table(nic)} src {nic.ip} {_nexthops(nic, backend, bare)}")
-        lines.append(f"ip rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
-    first = host.nics[0]
-    lines.append(f"ip route add default src {first.ip} {_nexthops(first, backend, bare)}")
+def _sysctl(key: str, value: int) -> str:
+    """A sysctl written by the shell itself (a builtin: no process; /proc/sys/net is the
+    namespace's own)."""
+    return f"echo {value} > /proc/sys/{key.replace('.', '/')}"
+
+
+def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int) -> list[str]:
+    """`ip -batch` lines giving `nic` its ports' MAC, its bond, address, table and rule."""
+    lines = []
+    for port in nic.ports:   # every port of a NIC carries the NIC's one MAC
+        lines += [f"link set dev {port} down", f"link set dev {port} address {nic.mac}"]
+    if len(nic.ports) > 1 and backend == "bonding":
+        bond = bond_name(nic)
+        lines.append(f"link add {bond} address {nic.mac} mtu {mtu} type bond mode balance-xor "
+                     f"xmit_hash_policy layer3+4 miimon {BOND_MIIMON_MS}")
+        lines += [f"link set dev {port} master {bond}" for port in nic.ports]
+        lines.append(f"link set dev {bond} up")
+    lines += [f"link set dev {port} up" for port in nic.ports]
+    lines.append(f"addr add {nic.ip}/32 dev {nic_device(nic, backend) or 'lo'}")
+    lines.append(f"route add default table {table(nic)} src {nic.ip} {_nexthops(nic, backend, bare)}")
+    lines.append(f"rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
+    return lines
+
+
+def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu: int = 1500,
+                tc_lines: list[str] = ()) -> str:
+    """Shell commands that configure `host` (run inside its namespace), then shape its ports
+    (`tc_lines`, shaping.py). `bare` (a user's controller app instead of ours): no gateway;
+    every destination is on-link, so a NIC ARPs for its peer itself and plain L2 forwarding (a
+    learning switch) carries the traffic. Its ports were made at `mtu` (links.py); a bond gets
+    it too (enslaving sets a port to its bond's).
+
+    A segment configures 136 hosts at once on 2 cores: the sysctls are the shell's own writes,
+    every link, address, route and rule one `ip -batch` and the shaping one `tc -batch`, so a
+    host costs a few processes (and ethtool per port on the userspace datapath), not ~150."""
+    keys = ["net.ipv6.conf.all.disable_ipv6", "net.ipv6.conf.default.disable_ipv6"]
+    zero = ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"]
+    # L4 hash for multipath routes; skip nexthops whose port has no carrier
+    keys += ["net.ipv4.fib_multipath_hash_policy", "net.ipv4.conf.all.ignore_routes_with_linkdown"]
+    ports = [port for nic in host.nics for port in nic.ports]
+    bonds = [bond_name(n) for n in host.nics if len(n.ports) > 1 and backend == "bonding"]
+    lines = [_sysctl(k, 1) for k in keys] + [_sysctl(k, 0) for k in zero]
+    lines += [_sysctl(f"net.ipv4.conf.{port}.rp_filter", 0) for port in ports]
+    if datapath == "netdev":
+        # the userspace datapath forwards partial checksums as they are: compute them here
+        lines += [f"ethtool -K {port} tx off >/dev/null" for port in ports]
+    batch = ["link set dev lo up"] + [line for nic in host.nics
+                                      for line in _nic_lines(nic, backend, bare, mtu)]
+    batch.append(f"route add default src {host.nics[0].ip} {_nexthops(host.nics[0], backend, bare)}")
+    lines.append("ip -batch - <<'EOF'\n" + "\n".join(batch) + "\nEOF")
+    lines += [_sysctl(f"net.ipv4.conf.{bond}.rp_filter", 0) for bond in bonds]
+    if tc_lines:
+        lines.append("tc -batch - <<'EOF'\n" + "\n".join(tc_lines) + "\nEOF")
     return "\n".join(lines)
 
 

@@ -26,6 +26,7 @@ class LocalSite:
     """This machine: switches are bridges of its Open vSwitch, their ports veth ends in its root
     namespace, hosts network namespaces of its own."""
     host_class, link_class = FabricHost, links.BatchedLink
+    node_workers = 8        # Mininet nodes started at once (nodestart.py)
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric

@@ -110,7 +110,7 @@ def test_the_launcher_runs_ours_the_users_or_both(app, apps, ours, protocols):
 def test_a_bare_fabric_has_no_gateway():
     host = next(iter(make_fabric("file", {"topology": TREE}).hosts.values()))
     bare = hostnet.host_script(host, "bonding", "system", bare=True)
-    assert hostnet.GATEWAY_IP not in bare and f"ip route add default src {host.nics[0].ip} dev" in bare
+    assert hostnet.GATEWAY_IP not in bare and f"\nroute add default src {host.nics[0].ip} dev" in bare
     assert hostnet.GATEWAY_IP in hostnet.host_script(host, "bonding", "system")
 
 

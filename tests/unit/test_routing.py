@@ -97,8 +97,8 @@ def test_host_script_multipath_and_bonding():
     mp = hostnet.host_script(host, "multipath", "netdev")
     assert "nexthop via 10.255.255.254 dev p0s0h0-n0p0 onlink nexthop via" in mp
     assert "ethtool -K p0s0h0-n0p0 tx off" in mp
-    assert "ignore_routes_with_linkdown=1" in mp
+    assert "echo 1 > /proc/sys/net/ipv4/conf/all/ignore_routes_with_linkdown" in mp
     bond = hostnet.host_script(host, "bonding", "system")
     assert "type bond mode balance-xor xmit_hash_policy layer3+4" in bond
     assert "ethtool" not in bond
-    assert "ip rule add from 10.1.0.1 table 101" in bond
+    assert "\nrule add from 10.1.0.1 table 101" in bond      # a line of its one `ip -batch`

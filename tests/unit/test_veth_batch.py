@@ -44,3 +44,12 @@ def test_the_mtu_is_1500_unless_hpn_mtu_says_otherwise_and_out_of_range_is_refus
     for value in (575, 9001):
         with pytest.raises(ParamError, match="576..9000"):
             system.check_mtu(value)
+
+
+def test_a_hosts_script_configures_it_in_one_ip_batch_and_shapes_its_ports_in_one_tc_batch():
+    host = make_fabric("hpn").hosts["p0s0h0"]
+    script = hostnet.host_script(host, "bonding", "system", tc_lines=["qdisc replace dev X root"])
+    assert script.count("ip -batch - <<'EOF'") == 1 and script.count("tc -batch - <<'EOF'") == 1
+    assert script.index("ip -batch") < script.index("tc -batch")     # shaped once its bonds exist
+    assert "sysctl" not in script and "\nip link" not in script      # the shell's writes, no process each
+    assert "tc -batch" not in hostnet.host_script(host, "bonding", "system")
