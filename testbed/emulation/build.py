@@ -4,10 +4,12 @@
         emu.net["p0s0h0"].cmd("ping -c1 10.0.1.1")
 
 Start order (each step a progress phase): write down what will be created (runstate), start the
-controller, build the Mininet network (one batched ovs-vsctl, port numbers pinned from the model),
-configure hosts (bonds, per-NIC routing) and shape links (HTB + a short bfifo) at once, then poll until every
-switch is connected, every NIC port learned from its gratuitous ARP and every switch holds its
-routes. Every exit path, Ctrl-C included, tears it all down.
+controller, build the Mininet network (nodes' shells from a few threads, every cable in one
+kernel batch), then Open vSwitch adds the switches and ports (one batched ovs-vsctl, port numbers
+pinned from the model) while the hosts configure themselves (bonds, per-NIC routing, their ports'
+shaping: HTB + a short bfifo), the switches' ends shaped after; then poll until every switch is
+connected, every NIC port learned from its gratuitous ARP and every switch holds its routes.
+Every exit path, Ctrl-C included, tears it all down.
 
 Where the fabric runs is an object of its own, `site` (site.py: this machine, the default;
 cluster.py: servers): it owns what differs by place (the controller's reach, the Mininet
@@ -128,8 +130,8 @@ class Emulation(Lifecycle):
         with progress.phase(f"namespaces, switches, links ({len(self.fabric.links)})"):
             self.build_network()
         self.timings["network"] = time.monotonic() - t0
-        with progress.phase("hosts: bonds, routes, link shaping"):
-            self.configure_hosts()
+        with progress.phase("switches' ports; hosts: bonds, routes, link shaping"):
+            self.start_switches_and_hosts()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
         self.watchdog = self.site.make_watchdog(self.controller).start()
@@ -219,25 +221,30 @@ class Emulation(Lifecycle):
         net.nameToNode.setdefault(net.controllers[-1].name, net.controllers[-1])
         net.build()
         self.site.built(net, self.controller)
-        net.start()
 
-    def configure_hosts(self) -> None:
-        """Every host's script (hostnet.py) with its ports' shaping in it, all hosts at once,
-        and meanwhile the switches' ends shaped in one batch per machine (its own process:
-        on 2 cores the two overlap)."""
-        bare = not self.controller.ours     # a user's app alone: no gateway, NICs on-link
+    def start_switches_and_hosts(self) -> None:
+        """Open vSwitch adds every switch and port (Mininet's start: one ovs-vsctl, which waits
+        for ovs-vswitchd) while every host configures and shapes its own ports, work in the
+        hosts' namespaces that OVS does not see: on 2 cores the two overlap. The switches' ends
+        are shaped after, once OVS has them (adding a port may reset its qdisc)."""
         q = self.options.queue_bytes
         on_switches, on_hosts = shaping.ends_lines(
             self.fabric, self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))
         with ThreadPoolExecutor(max_workers=1) as pool:
-            switches = pool.submit(self.site.switches_batch, "tc -batch -", on_switches) \
-                if on_switches else None
-            sh.nodes_cmd([(self.net[host.name],
-                           hostnet.host_script(host, self.bond, self.datapath, bare, self.mtu,
-                                               on_hosts.get(host.name, [])))
-                          for host in self.fabric.hosts.values()])
-            if switches is not None:
-                switches.result()
+            hosts = pool.submit(self.configure_hosts, on_hosts)
+            self.controller.wait_listening(self.options.ready_timeout)
+            self.net.start()
+            hosts.result()
+        if on_switches:
+            self.site.switches_batch("tc -batch -", on_switches)
+
+    def configure_hosts(self, tc_lines: dict[str, list[str]]) -> None:
+        """Every host's script (hostnet.py), its ports' `tc_lines` in it, all hosts at once."""
+        bare = not self.controller.ours     # a user's app alone: no gateway, NICs on-link
+        sh.nodes_cmd([(self.net[host.name],
+                       hostnet.host_script(host, self.bond, self.datapath, bare, self.mtu,
+                                           tc_lines.get(host.name, [])))
+                      for host in self.fabric.hosts.values()])
 
     def set_rates(self, fabric: Fabric) -> None:
         """Give each cable the rate `fabric` (the same cables, other parameters: e.g. another

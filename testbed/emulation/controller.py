@@ -156,7 +156,22 @@ class ControllerProcess:
         wait_for(what, check, timeout)
 
     def listening(self) -> bool:
-        return self.socket.exists()
+        """Is the controller accepting on its socket? (a listening Unix socket of that path in
+        /proc/net/unix: flag __SO_ACCEPTCON; asking by connecting would be a connection it refuses)"""
+        try:
+            with open("/proc/net/unix") as f:
+                rows = [line.split() for line in f.readlines()[1:]]
+        except OSError:
+            return False
+        return any(len(r) >= 8 and r[7] == str(self.socket) and int(r[3], 16) & 0x10000 for r in rows)
+
+    def wait_listening(self, timeout: float) -> None:
+        """Wait until the switches' first attempt to connect will find the controller: Open
+        vSwitch retries a refused one only after a second (its backoff), the longest step of a
+        small fabric's bring-up."""
+        if self.target.startswith("unix:"):
+            wait_for("the controller to listen", lambda: self.check_alive() or self.listening(),
+                     timeout, 0.01)
 
     def stop(self) -> None:
         from testbed.emulation.processes import kill_pid

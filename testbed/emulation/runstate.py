@@ -29,7 +29,7 @@ from testbed.emulation.processes import exited, owns, start_time
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
 LOCK_FILE = MACHINE_ROOT / "lock"
-LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs")
+LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs", "knobs")   # knobs: rcu.py
 
 
 class RunState:
@@ -38,7 +38,7 @@ class RunState:
         self.dir = ROOT / run_id
         self._lock = threading.Lock()
         self.data = {"owner": [os.getpid(), start_time(os.getpid())], "pids": [], "bridges": [],
-                     "root_intfs": [], "nft_tables": [], "dirs": [], "created": time.time(),
+                     "root_intfs": [], "nft_tables": [], "dirs": [], "knobs": [], "created": time.time(),
                      "about": {}}
 
     def create(self) -> RunState:

@@ -15,7 +15,7 @@ import sys
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import counters, links, netdevs, nodes, system
+from testbed.emulation import counters, links, netdevs, nodes, rcu, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.hosts import FabricHost, end_unrecorded
 from testbed.emulation.watchdog import Watchdog
@@ -127,5 +127,7 @@ class LocalSite:
 
     def remove_links(self, state) -> None:
         """The fabric's links in one kernel batch (instead of Mininet's round trip per link),
-        with the bridges' own tap devices on the userspace datapath (netdevs.delete_bridges)."""
+        with the bridges' own tap devices on the userspace datapath (netdevs.delete_bridges);
+        RCU grace periods expedited for the bridges' removal that follows (rcu.py)."""
+        rcu.expedite(state)
         netdevs.delete_links(self.root_intfs() + netdevs.bridge_taps(self.fabric.switches))
