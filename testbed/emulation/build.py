@@ -162,9 +162,9 @@ class Emulation(Lifecycle):
         if self.detectors is not None:
             detectors, self.detectors = self.detectors, None
             detectors.stop()
-        # the controller first: while it runs, every port the teardown removes is a port-status
-        # event it answers by recomputing and rewriting every NIC's routes on the very switches
-        # being removed (OVS then works through those flow changes before it deletes a bridge)
+        # the controller first: while it runs, each port the teardown removes is a port-status
+        # event it answers by recomputing every NIC's routes and rewriting them on switches
+        # that are about to go
         self.controller.stop()
         if self.net is not None:
             net, self.net = self.net, None
@@ -312,18 +312,25 @@ class Emulation(Lifecycle):
 
     @progress.phase("learning NIC ports")
     def learn_ports(self, timeout: float) -> None:
-        deadline, missing, total = time.monotonic() + timeout, None, self.expected_attachments()
-        while missing != set():   # announce, poll; announce again on the ports still unlearned
-            self.announce(missing)
+        """Announce every port; announce again only the ports still unlearned after a second
+        in which the controller learned none (while it works through a burst, as a segment's
+        2,176 announcements are, more of them would only queue behind the first)."""
+        deadline, total = time.monotonic() + timeout, self.expected_attachments()
+        missing, again = None, True          # None: every port
+        while missing != set():
+            if again:
+                self.announce(missing)
             try:
                 self.controller.wait(lambda s: not self.unlearned_ports(s),
                                      f"the controller to learn all {total} NIC ports", 1.0)
-                missing = set()
+                return
             except TestbedError:
-                missing = self.unlearned_ports(self.status())
-                progress.note(f"{total - len(missing)} of {total} learned")
+                left = self.unlearned_ports(self.status())
+                progress.note(f"{total - len(left)} of {total} learned")
                 if time.monotonic() > deadline:
                     raise
+                again = missing is not None and len(left) >= len(missing)
+                missing = left
 
     def routes_installed(self, confirmed: set[str] | None = None) -> bool:
         """Read the switches themselves: does each hold the routes the controller says it sent?
