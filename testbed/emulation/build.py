@@ -5,10 +5,11 @@
 
 Start order (each step a progress phase): write down what will be created (runstate), start the
 controller, build the Mininet network (nodes' shells from a few threads, every cable in one
-kernel batch), then Open vSwitch adds the switches and ports (one batched ovs-vsctl, port numbers
-pinned from the model) while the hosts configure themselves (bonds, per-NIC routing, their ports'
-shaping: HTB + a short bfifo), the switches' ends shaped after; then poll until every switch is
-connected, every NIC port learned from its gratuitous ARP and every switch holds its routes.
+kernel batch); once the controller listens, Open vSwitch adds the switches and ports (one
+batched ovs-vsctl, port numbers pinned from the model), then the hosts configure themselves
+(bonds, per-NIC routing, their ports' shaping: HTB + a short bfifo) and the switches' ends are
+shaped; then poll until every switch is connected, every NIC port learned from its gratuitous
+ARP and every switch holds its routes.
 Every exit path, Ctrl-C included, tears it all down.
 
 Where the fabric runs is an object of its own, `site` (site.py: this machine, the default;
@@ -130,7 +131,7 @@ class Emulation(Lifecycle):
         with progress.phase(f"namespaces, switches, links ({len(self.fabric.links)})"):
             self.build_network()
         self.timings["network"] = time.monotonic() - t0
-        with progress.phase("switches' ports; hosts: bonds, routes, link shaping"):
+        with progress.phase("switches' ports, then hosts: bonds, routes, link shaping"):
             self.start_switches_and_hosts()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
@@ -223,18 +224,18 @@ class Emulation(Lifecycle):
         self.site.built(net, self.controller)
 
     def start_switches_and_hosts(self) -> None:
-        """Open vSwitch adds every switch and port (Mininet's start: one ovs-vsctl, which waits
-        for ovs-vswitchd) while every host configures and shapes its own ports, work in the
-        hosts' namespaces that OVS does not see: on 2 cores the two overlap. The switches' ends
-        are shaped after, once OVS has them (adding a port may reset its qdisc)."""
+        """Once the controller listens (OVS retries a refused connection only after a second),
+        Open vSwitch adds every switch and port (Mininet's start: one ovs-vsctl, which waits for
+        ovs-vswitchd); then every host configures and shapes its own ports, all at once, and the
+        switches' ends are shaped (adding a port may reset its qdisc). In this order, not side
+        by side: OVS adds a port whose carrier is already up at twice the cost
+        (docs/testing.md, 2026-12-02)."""
         q = self.options.queue_bytes
         on_switches, on_hosts = shaping.ends_lines(
             self.fabric, self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            hosts = pool.submit(self.configure_hosts, on_hosts)
-            self.controller.wait_listening(self.options.ready_timeout)
-            self.net.start()
-            hosts.result()
+        self.controller.wait_listening(self.options.ready_timeout)
+        self.net.start()
+        self.configure_hosts(on_hosts)
         if on_switches:
             self.site.switches_batch("tc -batch -", on_switches)
 
