@@ -241,8 +241,13 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
                 x = c + (g - 0.5) * 0.4
                 bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="black",
                             linestyles="--", lw=1, label="fluid model" if g == c == 0 else None)
+                fixed = figs[key][p].get("best_fixed_s")
+                if fixed is not None:
+                    bars.hlines(figs[key][p]["predicted"]["step_s"] + fixed, x - 0.17, x + 0.17,
+                                colors="grey", linestyles=":", lw=1,
+                                label="fluid model + fixed cost measured" if g == c == 0 else None)
         bars.legend(fontsize="small")
-        bars.set_title("a training step (dots: rounds; dashes: predicted)", fontsize=9)
+        bars.set_title("a training step (dots: rounds; dashes: predicted; dotted: + fixed cost)", fontsize=9)
         fault = figs["fault"]
         plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"],
                     f"{fault['core']} port {fault['port_j']} down")
