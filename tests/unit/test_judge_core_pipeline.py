@@ -60,32 +60,6 @@ def test_dp_across_without_a_core_bottleneck_is_not_reproduced():
     assert judged(f).verdict == NOT_REPRODUCED
 
 
-def with_fixed_cost(f, fixed):
-    """`f` as a slow CPU measures it: `fixed` s more on every step, and its fixed-cost steps."""
-    for core in ("oversubscribed", "non-blocking"):
-        for p in job.PLACEMENTS:
-            r = f[core][p]
-            r.update(step_s=[round(s + fixed, 4) for s in r["step_s"]], best_s=round(r["best_s"] + fixed, 4),
-                     fixed_s=[fixed, fixed + 0.1, fixed + 0.2], best_fixed_s=fixed)
-    return f
-
-
-def test_a_fixed_cost_per_step_is_taken_out_of_both_placements():
-    # a second per step that the fluid model leaves out: raw, DP across is 4.3x PP across (not 13.3x)
-    f = with_fixed_cost(recorded(), 1.0)
-    j = judged(f)
-    assert j.derived["raw_dp_over_pp_across"] == pytest.approx(4.3, abs=0.05)
-    assert j.verdict == REPRODUCED, j.measured
-    assert j.derived["dp_over_pp_across"] == pytest.approx(13.2, abs=0.05)
-    assert "PP across 0.372 s (1.372 less 1.000 fixed" in j.measured
-
-
-def test_a_fixed_cost_does_not_hide_a_core_that_is_no_bottleneck():
-    f = recorded()
-    f["oversubscribed"]["dp-across"] = placement([0.45, 0.47, 0.5], [0.7, 0.7, 0.7], 4.1253)
-    assert judged(with_fixed_cost(f, 1.0)).verdict == NOT_REPRODUCED
-
-
 @pytest.mark.parametrize("change", ["stays on j", "never back", "j not paired", "stream lost",
                                     "away from its pod"])
 def test_a_failover_that_is_not_per_port_then_hash_is_not_reproduced(change):

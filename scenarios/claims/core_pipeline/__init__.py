@@ -27,13 +27,8 @@ Expectation, from a fluid model (each phase lasts as long as its busiest resourc
 senders' pace or a pod's core uplinks, needs): the 15:1 core costs HPN's placement PP's
 4 x 375 B over 2.7 Mbit/s, +1.4%; DP across the pods pushes 4 x 344 KB per direction through
 2.7 Mbit/s of core against 344 KB per NIC at 9 Mbit/s inside a pod: 13.3x the step. The fluid
-model leaves out what a step costs here whatever its bytes: the agents' "go", connection set-up
-and teardown, Python's per-message work (microseconds on a real fabric, against seconds of bytes;
-here a few percent of a quick step on the userspace datapath, but more than the PP-across step's
-bytes under a slow CPU such as the full-kernel lane's QEMU TCG, docs/testing.md). So beside every
-step the same step runs with one byte per transfer (FIXED_COST_SIZES), and the verdict compares
-the best step of each less the best of its fixed-cost steps, both ways (the fabric's capacity
-shows in the fastest; raw steps and medians reported). Slow start stays in (bars dashed in the plot).
+model leaves out connection set-up and slow start (bars dashed in the plot); the verdict
+compares the best step of each (the fabric's capacity shows in the fastest; medians reported).
 Bars, set from the spread measured over repeated quick runs (docs/claims.md, C8):
 - `pp-across` on 15:1 within SAME (10 points) of its predicted cost over the non-blocking core:
   above how far the runs strayed on one bring-up; PP 10x larger (`pp_mb=60`) would cost
@@ -71,9 +66,6 @@ CARRIED = 0.5        # of the stream's rate: a port carries it
 TRACE_S = 0.2        # a trace this close to the fault may have read the switches after it
 CORES = (("oversubscribed", None), ("non-blocking", 1.0))
 SECONDS = (0.2, 120.0, "seconds")
-# the same step with one byte per transfer: its connections' set-up and teardown and the agents'
-# "go", what a step costs here whatever its bytes (docstring)
-FIXED_COST_SIZES = job.Sizes(1, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -171,7 +163,7 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         best, median, predicted."""
         steps = StepRunner(emu, self.knobs.channels)
         out = {key: {"core_oversubscription": fab.params.core_oversubscription,
-                     **{p: {"step_s": [], "phases_s": [], "cpu_busy": [], "fixed_s": [],
+                     **{p: {"step_s": [], "phases_s": [], "cpu_busy": [],
                             "predicted": job.predicted_step(fab, p, sizes)} for p in job.PLACEMENTS}}
                for key, fab in cores.items()}
         for _ in range(self.knobs.rounds):
@@ -183,19 +175,17 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
                     r["phases_s"].append([round(s, 4) for s in phases])
                     r["step_s"].append(round(sum(phases), 4))
                     r["cpu_busy"].append(busy)
-                    fixed, _busy = steps.step(placement, FIXED_COST_SIZES, cpu)
-                    r["fixed_s"].append(round(sum(fixed), 4))
         for r in (out[key][p] for key in cores for p in job.PLACEMENTS):
             best = min(range(len(r["step_s"])), key=r["step_s"].__getitem__)
             r.update(best_s=r["step_s"][best], best_cpu_busy=r["cpu_busy"][best],
-                     median_s=round(median(r["step_s"]), 4), best_fixed_s=min(r["fixed_s"]))
+                     median_s=round(median(r["step_s"]), 4))
         return out
 
     # ---- the verdict ----
     def judge(self, figures: dict) -> Judgement:
         over, flat, fault = figures["oversubscribed"], figures["non-blocking"], figures["fault"]
-        a15, a1, b15, b1 = (net(r) for r in (over["pp-across"], flat["pp-across"], over["dp-across"],
-                                             flat["dp-across"]))
+        a15, a1, b15, b1 = (over["pp-across"]["best_s"], flat["pp-across"]["best_s"],
+                            over["dp-across"]["best_s"], flat["dp-across"]["best_s"])
         pred = {c: {p: figures[c][p]["predicted"]["step_s"] for p in job.PLACEMENTS}
                 for c in ("oversubscribed", "non-blocking")}
         pp_cost = a15 / a1 - 1 if a1 else 0.0
@@ -218,11 +208,16 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
                 f"of that), none on the non-blocking one ({pred['non-blocking']['dp-across']:.3f} s vs "
                 f"{pred['non-blocking']['pp-across']:.3f} s); core port j down: the stream leaves on "
                 "another port toward its pod (hash fallback), back on j after the repair"),
-            measured=f"{measured_steps(figures, pp_cost, ratio, pred_ratio)}; {fault_text}",
+            measured=(
+                f"best step (median) of {figures['setup']['rounds']}: PP across {a15:.3f} s "
+                f"({over['pp-across']['median_s']:.3f}) on {o:g}:1, {a1:.3f} s "
+                f"({flat['pp-across']['median_s']:.3f}) "
+                f"non-blocking: {pp_cost:+.1%}; DP across {b15:.3f} s ({over['dp-across']['median_s']:.3f}) "
+                f"on {o:g}:1, {b1:.3f} s non-blocking: {ratio:.1f}x the PP-across step (predicted "
+                f"{pred_ratio:.1f}x); {fault_text}"),
             derived={"pp_across_core_cost": round(pp_cost, 4), "predicted_core_cost": round(pred_cost, 4),
                      "dp_over_pp_across": round(ratio, 3), "predicted_dp_over_pp": round(pred_ratio, 3),
-                     "dp_across_flat_over_pp_across_flat": round(b1 / a1, 3) if a1 else None,
-                     "raw_dp_over_pp_across": raw_ratio(over)},
+                     "dp_across_flat_over_pp_across_flat": round(b1 / a1, 3) if a1 else None},
             headline=f"{o:g}:1 costs PP-across {pp_cost:+.1%}; DP-across {ratio:.1f}x (pred. "
                      f"{pred_ratio:.1f}x); "
                      f"failover {'traced' if fault_ok else 'not as expected'}")
@@ -241,13 +236,8 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
                 x = c + (g - 0.5) * 0.4
                 bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="black",
                             linestyles="--", lw=1, label="fluid model" if g == c == 0 else None)
-                fixed = figs[key][p].get("best_fixed_s")
-                if fixed is not None:
-                    bars.hlines(figs[key][p]["predicted"]["step_s"] + fixed, x - 0.17, x + 0.17,
-                                colors="grey", linestyles=":", lw=1,
-                                label="fluid model + fixed cost measured" if g == c == 0 else None)
         bars.legend(fontsize="small")
-        bars.set_title("a training step (dots: rounds; dashes: predicted; dotted: + fixed cost)", fontsize=9)
+        bars.set_title("a training step (dots: rounds; dashes: predicted)", fontsize=9)
         fault = figs["fault"]
         plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"],
                     f"{fault['core']} port {fault['port_j']} down")
@@ -265,33 +255,6 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         ports.set_title(f"{fault['flow']}, {fault['stream_mbps']:.2f} Mbit/s", fontsize=8)
         plots.save(fig, path)
         return True
-
-
-def net(r: dict) -> float:
-    """A placement's best step less the best of the fixed-cost steps run beside it (the same step
-    with FIXED_COST_SIZES); figures recorded before those were run: nothing subtracted."""
-    return max(0.0, r["best_s"] - r.get("best_fixed_s", 0.0))
-
-
-def raw_ratio(core: dict) -> float | None:
-    """DP across over PP across, best steps as measured (the fixed cost left in)."""
-    pp = core["pp-across"]["best_s"]
-    return round(core["dp-across"]["best_s"] / pp, 3) if pp else None
-
-
-def measured_steps(figures: dict, pp_cost: float, ratio: float, pred_ratio: float) -> str:
-    """The steps the verdict compares, in words: each net, raw, its fixed cost and median."""
-    over, flat = figures["oversubscribed"], figures["non-blocking"]
-    o = over["core_oversubscription"]
-
-    def one(r: dict) -> str:
-        return (f"{net(r):.3f} s ({r['best_s']:.3f} less {r.get('best_fixed_s', 0.0):.3f} fixed, "
-                f"median {r['median_s']:.3f})")
-    return (f"best step of {figures['setup']['rounds']}, less the fixed cost of the same step with 1-byte "
-            f"transfers: PP across {one(over['pp-across'])} on {o:g}:1, {one(flat['pp-across'])} "
-            f"non-blocking: {pp_cost:+.1%}; DP across {one(over['dp-across'])} on {o:g}:1, "
-            f"{one(flat['dp-across'])} non-blocking: {ratio:.1f}x the PP-across step (predicted "
-            f"{pred_ratio:.1f}x)")
 
 
 def busy_judged(figures: dict) -> list[float]:
