@@ -39,6 +39,15 @@ say() { echo "install: $*"; }
 die() { echo "install: error: $*" >&2; exit 1; }
 is_root() { [ "$(id -u)" = 0 ]; }
 # Run a step quietly; show its output only if it fails.
+# Run a command that leaves daemons behind with none of our open files but 0-2: a daemon that
+# inherits the caller's fd of an flock (`flock LOCK make test`) would hold that lock for ever.
+detached() {
+  ( for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}; [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-"
+    done
+    exec "$@" )
+}
+
 quiet() {
   local log rc=0
   log=$(mktemp)
@@ -163,10 +172,10 @@ if ! ovs-vsctl --timeout=3 show >/dev/null 2>&1; then
     # elsewhere (containers, the VM lane) run ovs-ctl directly.
     if [ -d /run/systemd/system ] || [ ! -x "$OVS_CTL" ]; then
       say "starting Open vSwitch (systemctl start openvswitch-switch)"
-      quiet systemctl start openvswitch-switch || die "could not start openvswitch-switch"
+      quiet detached systemctl start openvswitch-switch || die "could not start openvswitch-switch"
     else
       say "starting Open vSwitch ($OVS_CTL start)"
-      quiet "$OVS_CTL" start || die "ovs-ctl start failed"
+      quiet detached "$OVS_CTL" start || die "ovs-ctl start failed"
     fi
     ovs-vsctl --timeout=10 show >/dev/null 2>&1 || die "Open vSwitch started but does not answer"
   fi

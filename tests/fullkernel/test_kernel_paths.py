@@ -165,7 +165,7 @@ for sport in map(int, sys.argv[4:]):
     for _ in range(50):
         s.sendto(b"x" * 200, (dst, 9))
     deadline = time.monotonic() + 10
-    while True:   # the ports' shaping qdisc may send some of them later, from another CPU
+    while True:   # a shaping qdisc may send some of them later, from another CPU
         after = tx()
         moved = {p: after[p] - before[p] for p in ports}
         if max(moved.values()) >= 50 or time.monotonic() > deadline:

@@ -88,3 +88,19 @@ def test_the_distro_lane_refuses_bad_arguments_in_one_line_and_documents_them():
     for option in ("--full", "--fresh", "--prepare", "--pytest ARGS", "Ctrl-C"):
         assert option in usage, option
     assert usage.rstrip().endswith("exit 130/143/129.")             # the comment, and only it
+
+
+def test_the_daemons_install_sh_starts_do_not_hold_the_callers_flock(tmp_path):
+    """`flock LOCK make test` starts Open vSwitch through install.sh: a daemon that inherited the
+    lock's fd held the lock for as long as OVS ran (every later `flock LOCK` waited for ever)."""
+    body = re.search(r"^detached\(\) \{.*?^\}", INSTALL.read_text(), re.S | re.M).group(0)
+    lock, gone = tmp_path / "lock", tmp_path / "daemon.pid"
+    daemon = f"setsid sleep 30 </dev/null >/dev/null 2>&1 & echo \\$! > {gone}"
+    subprocess.run(["flock", str(lock), "bash", "-c", f'{body}\ndetached bash -c "{daemon}"'],
+                   check=True, timeout=30)
+    pid = int(gone.read_text())
+    try:
+        free = subprocess.run(["flock", "-n", str(lock), "true"], timeout=30).returncode == 0
+        assert free, "the daemon kept the caller's lock"
+    finally:
+        subprocess.run(["kill", str(pid)], check=False)
