@@ -207,7 +207,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         pred_pol, pred_seed = predicted_completion(pol), predicted_completion(seed)
         predicted = pred_pol / pred_seed if pred_seed else 0.0
         idle_traced = {mode: traced_idle(figures[mode]) for mode in MODES}
-        crowded = crowd(pol) > crowd_limit(figures["setup"]["fabrics"]["polarized"])
+        crowded = crowd(pol) > crowd_limit(figures.get("setup", {}).get("fabrics", {}).get("polarized", {}))
         ok = (pol["repeat_fraction"] == 1.0 and seed["repeat_fraction"] < 0.8
               and pol["idle_core_uplinks"] == idle_traced["polarized"] >= 1
               and seed["idle_core_uplinks"] == idle_traced["seeded"]
