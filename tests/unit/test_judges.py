@@ -303,6 +303,14 @@ def test_timeline_is_stated_once():
     assert Timeline.choose(False, (1.5, 2.0, 2.5, 2.5), (2.0, 4.0, 6.0, 5.0)).fault == 6.0
 
 
+def test_the_fault_workload_measures_only_while_every_client_runs():
+    # clients started 0.4 s apart (a slow CPU): the first ends 0.4 s before the last, and its
+    # NIC's rate falling to 0 then is no stall of the fabric
+    w = harness.Workload(emu=None)
+    w.seconds, w.clients = 8.5, [("client n0", 1.2), ("client n1", 1.6)]
+    assert w.all_running_until() == pytest.approx(9.7)
+
+
 def test_dual_and_single_keys_each_variant():
     def variant(single_tor):
         return {"rate": 20 if single_tor else 40, "setup": {"single": single_tor}, "series": [[0, 1]]}
