@@ -1,7 +1,7 @@
 """Headroom: do the scenarios' verdicts survive a machine that is not idle?
 
     sudo .venv/bin/python bench/headroom.py [NAME ...] [--load 0.5] [--out DIR] [--full]
-        [--only as-is|loaded]
+        [--only as-is|loaded] [--mtu 1500 9000]
 
 Runs the chosen scenarios (default: the tour, in quick mode like `hpn-testbed run`) twice: on the
 machine as it is, then beside a background load this bench starts and stops itself: a busy loop
@@ -10,17 +10,21 @@ child process, ended by its PID. Each pass is one `hpn-testbed run --json`; for 
 reports the verdict and the CPU busy fraction in the runs the verdict rests on: the highest
 `cpu_busy` figure the scenario recorded, the one its validity check reads
 (scenarios/kit/invalid.py). The checks are not loosened: a run the CPU bounded stays `invalid`.
+`--mtu A B ...` runs both passes at each MTU in turn (HPN_MTU in each run's environment), so that
+MTUs are compared in one run of the bench on the same machine; without it, the default MTU.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from scenarios.kit.invalid import BUSY_LIMIT, busiest
+from testbed.emulation.system import MTU_RANGE
 
 PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
 
@@ -52,13 +56,15 @@ class BusyLoop:
             self.proc.wait()
 
 
-def run_pass(names: list[str], out: Path, full: bool) -> tuple[list[dict], float]:
-    """One `hpn-testbed run --json`: (its results, seconds it took)."""
+def run_pass(names: list[str], out: Path, full: bool,
+             mtu: int | None = None) -> tuple[list[dict], float]:
+    """One `hpn-testbed run --json` (at `mtu` if given: HPN_MTU): (its results, seconds it took)."""
     argv = [sys.executable, "-m", "testbed", "run", *names, "--json", "--out", str(out)]
     if names and not full:
         argv.append("--quick")          # as the tour runs: the short versions
+    env = dict(os.environ, **({"HPN_MTU": str(mtu)} if mtu else {}))
     t0 = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
     took = time.monotonic() - t0
     try:
         return json.loads(proc.stdout)["result"], took     # the --json envelope's results
@@ -73,15 +79,20 @@ def rows(results: list[dict]) -> dict[str, tuple[str, float | None]]:
     return {r["scenario"]: (r["verdict"], busiest(r.get("figures", {}))) for r in results}
 
 
+def pass_name(kind: str, mtu: int | None) -> str:
+    """A pass's label: `as-is` or `loaded`, with `@MTU` when the bench was given MTUs."""
+    return f"{kind}@{mtu}" if mtu else kind
+
+
 def shown_busy(busy: float | None) -> str:
     return "-" if busy is None else f"{busy:.0%}"
 
 
 def report(passes: dict[str, dict], load: float) -> None:
     names = list(next(iter(passes.values())))
-    print(f"{'scenario':<24}" + "".join(f"{p + ' verdict':>26}{'CPU busy':>10}" for p in passes))
+    print(f"{'scenario':<24}" + "".join(f"{p + ' verdict':>22}{'CPU busy':>10}" for p in passes))
     for n in names:
-        print(f"{n:<24}" + "".join(f"{passes[p][n][0]:>26}{shown_busy(passes[p][n][1]):>10}"
+        print(f"{n:<24}" + "".join(f"{passes[p][n][0]:>22}{shown_busy(passes[p][n][1]):>10}"
                                    for p in passes if n in passes[p]))
     for p, got in passes.items():
         ok = sum(v == "reproduced" for v, _ in got.values())
@@ -98,18 +109,25 @@ def main() -> None:
     ap.add_argument("--out", default="out/headroom")
     ap.add_argument("--full", action="store_true", help="named scenarios at full length, not --quick")
     ap.add_argument("--only", choices=("as-is", "loaded"), help="one pass only")
+    ap.add_argument("--mtu", type=int, nargs="+", metavar="BYTES",
+                    help="run the passes at each of these MTUs in turn (default: HPN_MTU or the default)")
     args = ap.parse_args()
     if not 0 < args.load <= 1:
         print("headroom: --load is a fraction of one core, in (0, 1]", file=sys.stderr)
         sys.exit(2)
+    if any(not MTU_RANGE[0] <= m <= MTU_RANGE[1] for m in args.mtu or ()):
+        print(f"headroom: --mtu takes bytes, {MTU_RANGE[0]}..{MTU_RANGE[1]}", file=sys.stderr)
+        sys.exit(2)
     passes: dict[str, dict] = {}
-    for name, load in (("as-is", 0.0), ("loaded", args.load)):
-        if args.only and args.only != name:
-            continue
-        with BusyLoop(load):
-            results, took = run_pass(args.names, Path(args.out) / name, args.full)
-        passes[name] = rows(results)
-        print(f"{name} pass: {len(results)} scenarios in {took:.0f} s", flush=True)
+    for mtu in args.mtu or [None]:
+        for kind, load in (("as-is", 0.0), ("loaded", args.load)):
+            if args.only and args.only != kind:
+                continue
+            name = pass_name(kind, mtu)
+            with BusyLoop(load):
+                results, took = run_pass(args.names, Path(args.out) / name, args.full, mtu)
+            passes[name] = rows(results)
+            print(f"{name} pass: {len(results)} scenarios in {took:.0f} s", flush=True)
     report(passes, args.load)
 
 

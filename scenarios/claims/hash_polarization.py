@@ -26,7 +26,8 @@ fastest round's excess over the fluid time varied by about +-10% of the ratio (t
 measured over repeated runs: docs/claims.md, C1). 15% keeps a margin above that and stays below
 the smallest prediction it must tell from "no slower" (1.17x). The
 reverse path is no error source: its hash spreads only ACKs, and no data shares their links.
-Crowded ports: a 48 KB queue holds 31 frames; with more than CROWD (10) flows on one port each
+Crowded ports: a 48 KB queue holds 31 frames at 1500 bytes (crowd_limit: fewer at a larger
+MTU, the queue is in bytes); with more than a third as many flows (10) on one port each
 has under 3 segments queued, too few for the 3 duplicate ACKs of a fast retransmit, so losses
 become timeouts and the port idles: the fluid model is then only a floor (edges=3 puts 12 flows
 on a polarized core uplink; what it measured: docs/claims.md, C1), and the judge asks for at
@@ -53,8 +54,14 @@ from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
 TOLERANCE = 0.15      # measured / predicted slowdown within 1/1.15-1.15 (see the docstring)
-QUEUE_SEGMENTS = 48_000 // 1514   # a port's 48 KB bfifo holds 31 full frames
-CROWD = QUEUE_SEGMENTS // 3       # more flows than this on one port: TCP times out (docstring)
+ETHERNET = 14                     # bytes of header a frame carries beyond its MTU
+
+
+def crowd_limit(setup: dict) -> int:
+    """More flows than this on one port and TCP times out (docstring): a third of the full
+    frames the port's bfifo holds at the fabric's MTU (48 KB: 31 at 1500, 11 at 4096, 5 at 9000)."""
+    frames = setup.get("queue_bytes", 48_000) // (setup.get("mtu", 1500) + ETHERNET)
+    return frames // 3
 
 
 @dataclass(frozen=True)
@@ -119,7 +126,7 @@ def crowd(mode: dict) -> int:
 
 def band(predicted: float, crowded: bool = False) -> tuple[float, float]:
     """The measured slowdowns accepted: within TOLERANCE, or, when the polarized traces crowd more
-    than CROWD flows onto a port, anything from the prediction's lower edge up."""
+    than crowd_limit() flows onto a port, anything from the prediction's lower edge up."""
     return predicted / (1 + TOLERANCE), (float("inf") if crowded else predicted * (1 + TOLERANCE))
 
 
@@ -200,7 +207,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         pred_pol, pred_seed = predicted_completion(pol), predicted_completion(seed)
         predicted = pred_pol / pred_seed if pred_seed else 0.0
         idle_traced = {mode: traced_idle(figures[mode]) for mode in MODES}
-        crowded = crowd(pol) > CROWD
+        crowded = crowd(pol) > crowd_limit(figures.get("setup", {}).get("fabrics", {}).get("polarized", {}))
         ok = (pol["repeat_fraction"] == 1.0 and seed["repeat_fraction"] < 0.8
               and pol["idle_core_uplinks"] == idle_traced["polarized"] >= 1
               and seed["idle_core_uplinks"] == idle_traced["seeded"]

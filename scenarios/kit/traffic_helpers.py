@@ -17,7 +17,8 @@ def valid(*busy: float) -> bool:
 def setup_of(emu, **extra) -> dict:
     p = emu.fabric.params
     return {"family": emu.fabric.family, "params": dataclasses.asdict(p),
-            "datapath": emu.datapath, "routing": emu.options.routing, **extra}
+            "datapath": emu.datapath, "routing": emu.options.routing, "mtu": emu.mtu,
+            "queue_bytes": emu.options.queue_bytes, **extra}
 
 
 def pin_ports(coll: Collective, dport_base: int) -> Collective:

@@ -63,7 +63,7 @@ class Options:
     detector_dead_after: float = 0.06               # silence that takes a port out of its bond
     # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
     miswire: tuple[str, ...] = ()
-    mtu: int | None = None                         # bytes, every link and host port; None: HPN_MTU or 1500
+    mtu: int | None = None                         # bytes, every link and host port (None: HPN_MTU, default)
     # a user's os-ken app instead of ours or beside it (controller_app.py: checked, ControllerApp)
     controller_app: object = None
 
@@ -82,8 +82,7 @@ class Emulation(Lifecycle):
         self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
         self.datapath = self.site.datapath(self.options.datapath)
         self.bond = self.options.bond or system.bond_backend()
-        self.mtu = self.options.mtu or system.mtu()
-        system.check_mtu(self.mtu)                  # ParamError before anything exists
+        self.mtu = self.site.mtu(self.options.mtu)   # ParamError before anything exists
         self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
         self.controller = self.site.make_controller(self.state, self.options.routing,

@@ -29,7 +29,7 @@ import shlex
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import cluster_meters, cluster_nodes, cluster_parts
+from testbed.emulation import cluster_meters, cluster_nodes, cluster_parts, system
 from testbed.emulation.cluster_parts import ClusterController, ClusterWatchdog, Server
 from testbed.model.fabric import Fabric
 from testbed.model.placement import place
@@ -56,6 +56,14 @@ class ClusterSite:
             raise ParamError(f"datapath={asked}: servers run Open vSwitch's userspace "
                              "datapath (netdev) only")
         return "netdev"
+
+    def mtu(self, asked: int | None) -> int:
+        """The servers' fabrics stay at 1500 bytes (their VXLAN cables: cluster_nodes.FABRIC_MTU)."""
+        value = asked or system.mtu(default=cluster_nodes.FABRIC_MTU)
+        if value != cluster_nodes.FABRIC_MTU:
+            raise ParamError(f"mtu={value}: a fabric on servers runs at {cluster_nodes.FABRIC_MTU} "
+                             "bytes (its VXLAN cables; HPN_MTU unset or 1500)")
+        return value
 
     def make_controller(self, state, routing: dict, app=None) -> ClusterController:
         if app is not None:

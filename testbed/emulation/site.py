@@ -35,6 +35,13 @@ class LocalSite:
     def datapath(self, asked: str | None) -> str:
         return asked or system.datapath()
 
+    def mtu(self, asked: int | None) -> int:
+        """Every cable's and host port's MTU: `asked`, else HPN_MTU, else the default (one line,
+        ParamError, before anything exists, when out of range)."""
+        value = asked or system.mtu()
+        system.check_mtu(value)
+        return value
+
     def make_controller(self, state, routing: dict, app=None) -> ControllerProcess:
         return ControllerProcess(state, self.fabric, routing, app)
 

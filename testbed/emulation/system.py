@@ -54,14 +54,15 @@ def bond_backend() -> str:
 
 
 MTU_RANGE = (576, 9000)   # IPv4's minimum to a jumbo frame (what the userspace datapath receives)
+DEFAULT_MTU = 1500        # bytes; docs/internals.md ("The MTU") says why
 
 
-def mtu() -> int:
-    """Every cable's and host port's MTU: 1500 unless HPN_MTU says otherwise (bench/framecost.py
-    measures what it costs; docs/internals.md says why it is what it is)."""
+def mtu(default: int = DEFAULT_MTU) -> int:
+    """Every cable's and host port's MTU: `default` unless HPN_MTU says otherwise
+    (bench/framecost.py measures what it costs; docs/internals.md says why it is what it is)."""
     forced = os.environ.get("HPN_MTU")
     if not forced:
-        return 1500
+        return default
     if not forced.isdigit():
         from testbed.core.errors import ParamError
         raise ParamError(f"HPN_MTU={forced!r}: a number of bytes, {MTU_RANGE[0]}..{MTU_RANGE[1]}")

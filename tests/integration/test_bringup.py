@@ -1,6 +1,7 @@
 """Every family at its default size on real OVS with the real controller."""
 import pytest
 
+from testbed.core import sh
 from testbed.measure import checks, wiring
 from testbed.workload import traffic
 
@@ -34,6 +35,20 @@ def test_mpft_planes_are_isolated(family_up):
     b = emu.fabric.nic("g1h0-n1")           # another plane: no path in the model ...
     assert not emu.fabric.reachable(a, b)
     assert traffic.ping_all(emu, [(a, b)]) == {(a.ip, b.ip): False}   # ... and none on the wire
+
+
+@pytest.mark.parametrize("family_up", ["hpn"], indirect=True)
+def test_a_frame_of_the_fabrics_mtu_crosses_the_top_tier_and_a_byte_more_does_not_leave(family_up):
+    emu = family_up
+    src, dst = checks.farthest_pair(emu)
+
+    def ping(size: int) -> str:     # don't fragment: the datagram goes whole or not at all
+        return sh.node_cmd(emu.net[src.host], f"ping -n -c 1 -W 2 -M do -s {size} -I {src.ip} "
+                                              f"{dst.ip} 2>&1 && echo PASSED || echo FAILED")
+    whole = ping(emu.mtu - 28)      # IPv4 and ICMP headers: a packet of exactly the MTU
+    assert "PASSED" in whole, whole
+    over = ping(emu.mtu - 27)
+    assert "FAILED" in over and "message too long" in over.lower(), over
 
 
 @pytest.mark.parametrize("family_up", FAMILIES, indirect=True)

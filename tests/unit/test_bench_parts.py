@@ -49,3 +49,33 @@ def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path
                         lambda *a, **k: headroom.subprocess.CompletedProcess(a, 0, envelope, ""))
     results, _ = headroom.run_pass(["a"], tmp_path, full=False)
     assert headroom.rows(results) == {"a": ("reproduced", None)}
+
+
+def test_issue_27s_figure_is_each_mtus_cost_per_mbit_against_1500_in_the_same_run():
+    texts = ("mtu=1500", "mtu=4096", "mtu=9000", "mtu=9000,shape=none")
+    settings = [framecost.parse_setting(s) for s in texts]
+    names = [framecost.label(s) for s in settings]
+    cost = dict(zip(names, (3.0, 2.1, 1.2, 0.1)))
+    line = framecost.goal_line(names, settings, {n: {"ms_per_mbit_hop": c} for n, c in cost.items()})
+    assert "mtu=4096 0.70x (not met)" in line and "mtu=9000" in line and "0.40x (met)" in line
+    assert "0.03x" not in line           # another shaping is not the fabric's: left out
+    alone = framecost.goal_line(names[1:2], settings[1:2], {names[1]: {"ms_per_mbit_hop": 2.1}})
+    assert "needs mtu=1500" in alone
+
+
+def test_headroom_refuses_an_mtu_out_of_range_in_one_line(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["headroom.py", "--mtu", "1500", "9001"])
+    with pytest.raises(SystemExit) as exit_:
+        headroom.main()
+    assert exit_.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_a_pass_at_an_mtu_runs_with_hpn_mtu_set(monkeypatch, tmp_path):
+    seen = {}
+
+    def fake_run(argv, **kw):
+        seen.update(kw["env"])
+        return headroom.subprocess.CompletedProcess(argv, 0, '{"result": []}', "")
+    monkeypatch.setattr(headroom.subprocess, "run", fake_run)
+    headroom.run_pass(["a"], tmp_path, full=False, mtu=9000)
+    assert seen["HPN_MTU"] == "9000" and headroom.pass_name("loaded", 9000) == "loaded@9000"

@@ -96,3 +96,11 @@ def test_crowded_ports_make_the_prediction_a_floor():
     assert judged(f).verdict == REPRODUCED
     f["polarized"]["completion_s"] = round(0.8 * predicted * f["seeded"]["completion_s"], 3)
     assert judged(f).verdict == NOT_REPRODUCED
+
+
+def test_how_many_flows_crowd_a_port_follows_the_queue_in_frames_at_the_fabrics_mtu():
+    # a 48 KB bfifo: 31 frames at 1500 bytes (older reports carry no MTU), 11 at 4096, 5 at 9000
+    from scenarios.claims.hash_polarization import crowd_limit
+    assert crowd_limit({}) == crowd_limit({"mtu": 1500, "queue_bytes": 48_000}) == 10
+    assert (crowd_limit({"mtu": 4096, "queue_bytes": 48_000}),
+            crowd_limit({"mtu": 9000, "queue_bytes": 48_000})) == (3, 1)
