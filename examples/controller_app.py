@@ -1,5 +1,6 @@
 """A controller app of your own, beside ours: it counts the packets switches send to the
-controller and logs every port that goes up or down. Ours still routes the fabric.
+controller and logs each port's state as a switch connects, then every port that goes up or
+down. Ours still routes the fabric.
 
     sudo hpn-testbed up hpn --controller-app examples/controller_app.py --beside --check
 
@@ -27,7 +28,15 @@ class PacketInCounter(app_manager.OSKenApp):
 
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def on_switch(self, ev):
-        self.logger.info("counter: switch %016x connected", ev.msg.datapath.id)
+        dp = ev.msg.datapath
+        self.logger.info("counter: switch %016x connected", dp.id)
+        # ports that came up before the handshake ended sent no port-status we could see: ask
+        dp.send_msg(dp.ofproto_parser.OFPPortDescStatsRequest(dp, 0))
+
+    @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def on_ports(self, ev):
+        for port in ev.msg.body:
+            self.log_port(ev.msg.datapath, port)
 
     @set_ev_cls(ofp_event.EventOFPPacketIn, MAIN_DISPATCHER)
     def on_packet_in(self, ev):
@@ -37,10 +46,16 @@ class PacketInCounter(app_manager.OSKenApp):
         if total == 1 or total % LOG_EVERY == 0:
             self.logger.info("counter: %d packet-ins from %d switches", total, len(self.packet_ins))
 
-    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    # both states: os-ken moves a switch to MAIN in another thread, so a port-status that follows
+    # the features reply closely is handed out while the switch is still in CONFIG
+    @set_ev_cls(ofp_event.EventOFPPortStatus, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
     def on_port_status(self, ev):
-        port = ev.msg.desc
-        down = bool(port.state & ev.msg.datapath.ofproto.OFPPS_LINK_DOWN)
-        self.logger.info("counter: switch %016x port %d (%s) %s", ev.msg.datapath.id, port.port_no,
+        self.log_port(ev.msg.datapath, ev.msg.desc)
+
+    def log_port(self, dp, port):
+        if port.port_no > dp.ofproto.OFPP_MAX:        # the switch's own LOCAL port
+            return
+        down = bool(port.state & dp.ofproto.OFPPS_LINK_DOWN)
+        self.logger.info("counter: switch %016x port %d (%s) %s", dp.id, port.port_no,
                          port.name.decode(errors="replace") if isinstance(port.name, bytes) else port.name,
                          "down" if down else "up")
