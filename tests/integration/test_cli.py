@@ -57,3 +57,18 @@ def test_trace_follows_a_5_tuple_on_a_running_fabric(proto):
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
     assert proc.returncode == 130
+
+
+def test_ctrl_c_the_moment_up_says_it_is_up_tears_down():
+    """SIGINT sent as soon as the prompt line is read (a script or test that fails at once) used
+    to land just before signal.pause() and leave `up` waiting for ever, its fabric up."""
+    import signal
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-m", "testbed", "up", "clos3"], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        for line in proc.stdout:
+            if "press Ctrl-C" in line:
+                proc.send_signal(signal.SIGINT)
+                break
+        proc.communicate(timeout=60)
+        assert proc.returncode == 130
