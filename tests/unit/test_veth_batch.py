@@ -53,3 +53,16 @@ def test_a_hosts_script_configures_it_in_one_ip_batch_and_shapes_its_ports_in_on
     assert script.index("ip -batch") < script.index("tc -batch")     # shaped once its bonds exist
     assert "sysctl" not in script and "\nip link" not in script      # the shell's writes, no process each
     assert "tc -batch" not in hostnet.host_script(host, "bonding", "system")
+
+
+def test_every_route_of_a_host_starts_tcp_with_1500s_bytes_at_a_larger_mtu():
+    # Linux's 10 segments are 14.5 KB at 1500; at 4096 4 segments (16 KB), at 9000 2 (17.9 KB)
+    assert (hostnet.initial_window(1500), hostnet.initial_window(4096),
+            hostnet.initial_window(9000)) == (None, 4, 2)
+    host = make_fabric("hpn").hosts["p0s0h0"]
+    for backend in ("bonding", "multipath"):
+        routes = [line for line in hostnet.host_script(host, backend, "netdev", mtu=4096).splitlines()
+                  if line.startswith("route add default")]
+        assert len(routes) == len(host.nics) + 1 and all(" initcwnd 4 " in r for r in routes)
+        at_1500 = hostnet.host_script(host, backend, "netdev")
+        assert "initcwnd" not in at_1500          # the kernel's own window, as before
