@@ -1,7 +1,7 @@
 """Headroom: do the scenarios' verdicts survive a machine that is not idle?
 
     sudo .venv/bin/python bench/headroom.py [NAME ...] [--load 0.5] [--out DIR] [--full]
-        [--only as-is|loaded] [--mtu 1500 9000]
+        [--only as-is|loaded] [--mtu 1500 9000] [--repeat N]
 
 Runs the chosen scenarios (default: the tour, in quick mode like `hpn-testbed run`) twice: on the
 machine as it is, then beside a background load this bench starts and stops itself: a busy loop
@@ -12,6 +12,8 @@ reports the verdict and the CPU busy fraction in the runs the verdict rests on: 
 (scenarios/kit/invalid.py). The checks are not loosened: a run the CPU bounded stays `invalid`.
 `--mtu A B ...` runs both passes at each MTU in turn (HPN_MTU in each run's environment), so that
 MTUs are compared in one run of the bench on the same machine; without it, the default MTU.
+`--repeat N` runs each scenario N times in each pass (`run --repeat N`, a fresh bring-up each):
+a scenario counts as reproduced when all N did, its CPU busy is the highest of its N runs.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import time
 from pathlib import Path
 
 from scenarios.kit.invalid import BUSY_LIMIT, busiest
+from testbed.cli.runs import MAX_REPEAT
 from testbed.emulation.system import MTU_RANGE
 
 PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
@@ -56,10 +59,13 @@ class BusyLoop:
             self.proc.wait()
 
 
-def run_pass(names: list[str], out: Path, full: bool,
-             mtu: int | None = None) -> tuple[list[dict], float]:
-    """One `hpn-testbed run --json` (at `mtu` if given: HPN_MTU): (its results, seconds it took)."""
+def run_pass(names: list[str], out: Path, full: bool, mtu: int | None = None,
+             repeat: int = 1) -> tuple[list[dict], float]:
+    """One `hpn-testbed run --json` (at `mtu` if given: HPN_MTU; each scenario `repeat` times):
+    (its results, seconds it took)."""
     argv = [sys.executable, "-m", "testbed", "run", *names, "--json", "--out", str(out)]
+    if repeat > 1:
+        argv += ["--repeat", str(repeat)]
     if names and not full:
         argv.append("--quick")          # as the tour runs: the short versions
     env = dict(os.environ, **({"HPN_MTU": str(mtu)} if mtu else {}))
@@ -74,9 +80,17 @@ def run_pass(names: list[str], out: Path, full: bool,
                          f"{proc.returncode}): {' | '.join(tail)}") from None
 
 
-def rows(results: list[dict]) -> dict[str, tuple[str, float | None]]:
-    """scenario -> (verdict, highest CPU busy fraction its runs recorded)."""
-    return {r["scenario"]: (r["verdict"], busiest(r.get("figures", {}))) for r in results}
+def rows(results: list[dict]) -> dict[str, tuple[str, float | None, bool]]:
+    """scenario -> (verdict, highest CPU busy fraction its runs recorded, reproduced). A repeated
+    scenario (`run --repeat`: a summary with its runs' results) reads `k of N reproduced`."""
+    got = {}
+    for r in results:
+        runs = r.get("results", [r])
+        busy = [b for b in (busiest(x.get("figures", {})) for x in runs) if b is not None]
+        ok = sum(x["verdict"] == "reproduced" for x in runs)
+        shown = runs[0]["verdict"] if len(runs) == 1 else f"{ok} of {len(runs)} reproduced"
+        got[r["scenario"]] = (shown, max(busy, default=None), ok == len(runs))
+    return got
 
 
 def pass_name(kind: str, mtu: int | None) -> str:
@@ -95,8 +109,8 @@ def report(passes: dict[str, dict], load: float) -> None:
         print(f"{n:<24}" + "".join(f"{passes[p][n][0]:>22}{shown_busy(passes[p][n][1]):>10}"
                                    for p in passes if n in passes[p]))
     for p, got in passes.items():
-        ok = sum(v == "reproduced" for v, _ in got.values())
-        busy = [b for _, b in got.values() if b is not None]
+        ok = sum(all_ok for _, _, all_ok in got.values())
+        busy = [b for _, b, _ in got.values() if b is not None]
         print(f"{p}: {ok} of {len(got)} reproduced; highest CPU busy {shown_busy(max(busy, default=None))}"
               f" (validity limit {BUSY_LIMIT:.0%}; issue 27's idle target <= 60%)")
     print(f"loaded = beside a busy loop at {load:.0%} of one core (its own process, ended by PID)")
@@ -111,7 +125,12 @@ def main() -> None:
     ap.add_argument("--only", choices=("as-is", "loaded"), help="one pass only")
     ap.add_argument("--mtu", type=int, nargs="+", metavar="BYTES",
                     help="run the passes at each of these MTUs in turn (default: HPN_MTU or the default)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="each scenario N times per pass (run --repeat N); reproduced = all N did")
     args = ap.parse_args()
+    if not 1 <= args.repeat <= MAX_REPEAT:
+        print(f"headroom: --repeat takes 1..{MAX_REPEAT} runs per scenario", file=sys.stderr)
+        sys.exit(2)
     if not 0 < args.load <= 1:
         print("headroom: --load is a fraction of one core, in (0, 1]", file=sys.stderr)
         sys.exit(2)
@@ -125,7 +144,8 @@ def main() -> None:
                 continue
             name = pass_name(kind, mtu)
             with BusyLoop(load):
-                results, took = run_pass(args.names, Path(args.out) / name, args.full, mtu)
+                results, took = run_pass(args.names, Path(args.out) / name, args.full, mtu,
+                                         args.repeat)
             passes[name] = rows(results)
             print(f"{name} pass: {len(results)} scenarios in {took:.0f} s", flush=True)
     report(passes, args.load)

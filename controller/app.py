@@ -163,17 +163,33 @@ class FabricController(app_manager.OSKenApp):
                 self.logger.info("learned %s at %s port %d", a.src_ip, name, in_port)
                 self.mark_stale(a.src_ip)
 
-    @set_ev_cls(ofp_event.EventOFPPortStatus, MAIN_DISPATCHER)
+    # a port's state counts from the moment the switch connects: os-ken asks every switch for
+    # its ports (the reply arrives while it is still in CONFIG), and a port can change state
+    # before os-ken moves the switch to MAIN (bring-up adds ports as soon as we listen)
+    @set_ev_cls(ofp_event.EventOFPPortDescStatsReply, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
+    def on_port_desc(self, ev):
+        msg = ev.msg
+        ofp = msg.datapath.ofproto
+        for desc in msg.body:
+            self.port_state(self.names.get(msg.datapath.id), desc.port_no,
+                            bool(desc.state & ofp.OFPPS_LINK_DOWN))
+
+    @set_ev_cls(ofp_event.EventOFPPortStatus, [CONFIG_DISPATCHER, MAIN_DISPATCHER])
     def on_port_status(self, ev):
         msg = ev.msg
-        name = self.names.get(msg.datapath.id)
         ofp = msg.datapath.ofproto
-        port = (name, msg.desc.port_no)
-        dead = msg.reason == ofp.OFPPR_DELETE or bool(msg.desc.state & ofp.OFPPS_LINK_DOWN)
-        if dead != (port in self.down):
-            (self.down.add if dead else self.down.discard)(port)
-            self.logger.info("port %s %d %s", name, port[1], "down" if dead else "up")
-            self.mark_stale(None)
+        self.port_state(self.names.get(msg.datapath.id), msg.desc.port_no,
+                        msg.reason == ofp.OFPPR_DELETE or bool(msg.desc.state & ofp.OFPPS_LINK_DOWN))
+
+    def port_state(self, name: str | None, port_no: int, dead: bool) -> None:
+        """A fabric port's carrier as the switch reported it; a change makes every route stale.
+        Ports the fabric does not know (the bridge's own, a user's) change nothing."""
+        port = (name, port_no)
+        if port not in self.ports.get(name, ()) or dead == (port in self.down):
+            return
+        (self.down.add if dead else self.down.discard)(port)
+        self.logger.info("port %s %d %s", name, port_no, "down" if dead else "up")
+        self.mark_stale(None)
 
     @set_ev_cls(ofp_event.EventOFPErrorMsg, MAIN_DISPATCHER)
     def on_error(self, ev):

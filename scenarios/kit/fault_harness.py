@@ -182,7 +182,9 @@ class Workload:
         return self.rate(intfs, self.t_repair + settle, self.t_end)
 
     def series(self, intfs, t_ref: float = 0.0, smooth: int = 2) -> list[list[float]]:
-        points = self.sampler.rate_series(intfs)
+        """[time - t_ref, rate] of `intfs`, a running mean of `smooth` samples, up to `t_end`
+        (after it a client's traffic ended by itself: no figure reads it, none should draw it)."""
+        points = [p for p in self.sampler.rate_series(intfs) if p[0] <= self.t_end]
         out = []
         for k in range(len(points)):
             window = points[max(0, k - smooth + 1):k + 1]

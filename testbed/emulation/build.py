@@ -173,6 +173,7 @@ class Emulation(Lifecycle):
                 # links in one batch per machine instead of Mininet's shell round trip per link,
                 # then the bridges in one ovs-vsctl (OVS reconfigures once for all vanished ports)
                 net.links = []
+                self.site.before_bridges_go(self.state)
                 self.site.remove_links(self.state)
                 net.stop()
             except Exception as e:   # go on: teardown.destroy removes what is left
@@ -329,6 +330,8 @@ class Emulation(Lifecycle):
                 progress.note(f"{total - len(left)} of {total} learned")
                 if time.monotonic() > deadline:
                     raise
+                # the first second only tells how many are left; after that, a second in which
+                # no port was learned (as many left as a second ago) means announce them again
                 again = missing is not None and len(left) >= len(missing)
                 missing = left
 

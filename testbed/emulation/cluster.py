@@ -182,6 +182,9 @@ class ClusterSite:
         for name, entry in state.data.get("servers", {}).items():
             cluster_parts.end_host_processes(self.servers[name], entry["hosts"])
 
+    def before_bridges_go(self, state) -> None:
+        """Nothing: the bridges are on the servers, and this machine's settings stay as they are."""
+
     def remove_links(self, state) -> None:
         for name, entry in state.data.get("servers", {}).items():
             cluster_parts.delete_links(self.servers[name], entry["intfs"])

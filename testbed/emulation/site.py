@@ -132,9 +132,12 @@ class LocalSite:
         """End the processes in the hosts' namespaces that the run did not record."""
         end_unrecorded(net, {pid for pid, *_ in state.data["pids"]})
 
+    def before_bridges_go(self, state) -> None:
+        """RCU grace periods expedited for the removal of this machine's bridges (rcu.py): a
+        setting of the whole machine, recorded in `state` and put back by teardown's last step."""
+        rcu.expedite(state)
+
     def remove_links(self, state) -> None:
         """The fabric's links in one kernel batch (instead of Mininet's round trip per link),
-        with the bridges' own tap devices on the userspace datapath (netdevs.delete_bridges);
-        RCU grace periods expedited for the bridges' removal that follows (rcu.py)."""
-        rcu.expedite(state)
+        with the bridges' own tap devices on the userspace datapath (netdevs.delete_bridges)."""
         netdevs.delete_links(self.root_intfs() + netdevs.bridge_taps(self.fabric.switches))

@@ -32,7 +32,16 @@ def test_headroom_reads_each_scenarios_verdict_and_busiest_cpu_figure():
     results = [{"scenario": "a", "verdict": "reproduced", "figures": {"runs": [{"cpu_busy": 0.4},
                                                                                {"cpu_busy": 0.7}]}},
                {"scenario": "b", "verdict": "invalid", "figures": {}}]
-    assert headroom.rows(results) == {"a": ("reproduced", 0.7), "b": ("invalid", None)}
+    assert headroom.rows(results) == {"a": ("reproduced", 0.7, True), "b": ("invalid", None, False)}
+
+
+def test_headroom_counts_a_repeated_scenario_reproduced_only_when_every_run_was():
+    run = lambda verdict, busy: {"scenario": "a", "verdict": verdict,   # noqa: E731
+                                 "figures": {"cpu_busy": [busy]}}
+    summaries = [{"scenario": "a", "results": [run("reproduced", 0.5), run("reproduced", 0.6)]},
+                 {"scenario": "b", "results": [run("reproduced", 0.5), run("invalid", 0.95)]}]
+    assert headroom.rows(summaries) == {"a": ("2 of 2 reproduced", 0.6, True),
+                                        "b": ("1 of 2 reproduced", 0.95, False)}
 
 
 def test_the_background_load_is_a_child_that_is_gone_when_the_block_ends():
@@ -48,7 +57,7 @@ def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path
     monkeypatch.setattr(headroom.subprocess, "run",
                         lambda *a, **k: headroom.subprocess.CompletedProcess(a, 0, envelope, ""))
     results, _ = headroom.run_pass(["a"], tmp_path, full=False)
-    assert headroom.rows(results) == {"a": ("reproduced", None)}
+    assert headroom.rows(results) == {"a": ("reproduced", None, True)}
 
 
 def test_issue_27s_figure_is_each_mtus_cost_per_mbit_against_1500_in_the_same_run():
