@@ -12,9 +12,13 @@ from testbed.model import make_fabric
 from testbed.workload.hashports import in_turns
 
 
-def placement(steps, busy, predicted):
+def placement(steps, busy, predicted, pp_s=0.03, core_phases=("PP",)):
+    """A placement's figures: each step TP 0.01 s, PP `pp_s`, DP the rest."""
+    phases = [[0.01, pp_s, round(s - 0.01 - pp_s, 4)] for s in steps]
     return {"step_s": steps, "best_s": min(steps), "median_s": sorted(steps)[1], "cpu_busy": busy,
-            "best_cpu_busy": busy[steps.index(min(steps))], "predicted": {"step_s": predicted}}
+            "best_cpu_busy": busy[steps.index(min(steps))], "predicted": {"step_s": predicted},
+            "phases_s": phases, "best_phases_s": [min(p) for p in zip(*phases)],
+            "core_phases": list(core_phases)}
 
 
 def recorded():
@@ -50,8 +54,22 @@ def test_a_quick_run_reproduces():
 
 def test_a_core_that_slows_the_pipeline_placement_is_not_reproduced():
     f = recorded()
-    f["oversubscribed"]["pp-across"] = placement([0.61, 0.65, 0.6], [0.7, 0.7, 0.7], 0.3101)
+    f["oversubscribed"]["pp-across"] = placement([0.61, 0.65, 0.6], [0.7, 0.7, 0.7], 0.3101, pp_s=0.25)
     assert judged(f).verdict == NOT_REPRODUCED
+
+
+def test_the_cost_is_what_the_phases_across_the_core_add():
+    """Whole steps 10% apart from the in-pod DP phase alone: the core cost nothing; PP 0.04 s
+    slower on 15:1 over a 0.4 s step: +10%, whatever the DP phases did."""
+    f = recorded()
+    f["oversubscribed"]["pp-across"] = placement([0.36, 0.37, 0.38], [0.7] * 3, 0.3101)
+    f["non-blocking"]["pp-across"] = placement([0.40, 0.41, 0.42], [0.7] * 3, 0.3059)
+    j = judged(f)
+    assert j.derived["pp_across_core_cost"] == pytest.approx(0.0)
+    assert j.derived["pp_across_whole_step_cost"] == pytest.approx(-0.1)
+    assert j.verdict == REPRODUCED, j.measured
+    f["oversubscribed"]["pp-across"] = placement([0.36, 0.37, 0.38], [0.7] * 3, 0.3101, pp_s=0.07)
+    assert judged(f).derived["pp_across_core_cost"] == pytest.approx(0.1)
 
 
 def test_dp_across_without_a_core_bottleneck_is_not_reproduced():
@@ -112,6 +130,12 @@ def test_placements_put_dp_inside_or_across_the_pods():
         for phase in ("PP", "DP"):
             across = {pod[t.src.host] != pod[t.dst.host] for t in phases[phase]}
             assert across == {phase == crosses}, (name, phase)
+
+
+def test_only_the_phases_between_pods_cross_the_core():
+    sizes = job.Sizes(100, 10, 1000)
+    assert job.core_phases(fabric(), "pp-across", sizes) == ["PP"]
+    assert job.core_phases(fabric(), "dp-across", sizes) == ["DP"]
 
 
 def test_the_fluid_model_predicts_the_claim_at_15_to_1():

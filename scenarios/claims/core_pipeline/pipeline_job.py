@@ -125,6 +125,13 @@ def loads(fab: Fabric, transfers: list[Transfer]) -> dict[str, int]:
     return dict(load)
 
 
+def core_phases(fab: Fabric, placement: str, sizes: Sizes) -> list[str]:
+    """The phases of a step whose bytes cross the core (transfers between pods): the only ones
+    the core's oversubscription can slow; the others meet the same links whatever the core."""
+    return [name for name, transfers in zip(PHASES, step(fab, placement, sizes))
+            if any(resource.startswith("core ") for resource in loads(fab, transfers))]
+
+
 def phase_time(fab: Fabric, transfers: list[Transfer], caps: dict | None = None) -> tuple[float, str]:
     """(seconds, the bottleneck) of a phase if every resource ran full until its bytes were through."""
     caps = caps or capacities(fab)
