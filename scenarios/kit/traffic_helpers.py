@@ -18,7 +18,7 @@ def setup_of(emu, **extra) -> dict:
     p = emu.fabric.params
     return {"family": emu.fabric.family, "params": dataclasses.asdict(p),
             "datapath": emu.datapath, "routing": emu.options.routing, "mtu": emu.mtu,
-            "queue_bytes": emu.options.queue_bytes, **extra}
+            "queue_bytes": emu.options.queue_bytes, "ovs_send_buffer": emu.send_buffer, **extra}
 
 
 def pin_ports(coll: Collective, dport_base: int) -> Collective:

@@ -90,6 +90,7 @@ class Emulation(Lifecycle):
         self.net = None
         self.timings: dict[str, float] = {}
         self.detectors: Detectors | None = None   # with Options(detector=True)
+        self.send_buffer: int | None = None       # OVS's send buffer, if this run raised it (sendbuf.py)
         self.watchdog: Watchdog | None = None
         self._lock: runstate.RunLock | None = None
 
@@ -134,6 +135,7 @@ class Emulation(Lifecycle):
             self.start_switches_and_hosts()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
+        self.send_buffer = self.site.when_ready(self.state, self.datapath, self.options.queue_bytes)
         self.watchdog = self.site.make_watchdog(self.controller).start()
         if self.options.detector:
             self.detectors = Detectors(self, self.options.detector_hosts,
@@ -384,7 +386,7 @@ class Emulation(Lifecycle):
     def describe(self) -> dict:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
-                "routing": self.options.routing,
+                "routing": self.options.routing, "ovs_send_buffer": self.send_buffer,
                 **({"controller_app": self.controller.app.describe()} if self.controller.app else {}),
                 "timings_s": {k: round(v, 2) for k, v in self.timings.items()},
                 **self.site.describe(self.net)}

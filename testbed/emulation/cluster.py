@@ -182,6 +182,9 @@ class ClusterSite:
         for name, entry in state.data.get("servers", {}).items():
             cluster_parts.end_host_processes(self.servers[name], entry["hosts"])
 
+    def when_ready(self, state, datapath: str, queue_bytes: int) -> None:
+        """Nothing: the servers' Open vSwitch keeps its own send buffer."""
+
     def before_bridges_go(self, state) -> None:
         """Nothing: the bridges are on the servers, and this machine's settings stay as they are."""
 

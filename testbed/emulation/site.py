@@ -15,7 +15,7 @@ import sys
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import counters, links, netdevs, nodes, rcu, system
+from testbed.emulation import counters, links, netdevs, nodes, rcu, sendbuf, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.hosts import FabricHost, end_unrecorded
 from testbed.emulation.watchdog import Watchdog
@@ -126,6 +126,14 @@ class LocalSite:
 
     def describe(self, net) -> dict:
         return {}
+
+    def when_ready(self, state, datapath: str, queue_bytes: int) -> int | None:
+        """On the userspace datapath, Open vSwitch's one send buffer raised to what the switch
+        ports' queues hold (sendbuf.py; recorded in `state`, put back by the teardown): its
+        size, or None where nothing changed."""
+        if datapath != "netdev":
+            return None
+        return sendbuf.raise_to(state, sendbuf.wanted(len(self.root_intfs()), queue_bytes))
 
     # ---- teardown ----
     def end_strays(self, net, state) -> None:

@@ -1,0 +1,22 @@
+"""Open vSwitch's send buffer on a running fabric (testbed/emulation/sendbuf.py): on the
+userspace datapath raised to what the switch ports' queues hold while the fabric is up, and
+back to what it was once it is down; left alone on the kernel datapath."""
+import pytest
+
+from testbed.emulation import sendbuf
+from testbed.emulation.build import Emulation, Options
+from testbed.model import make_fabric
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_send_buffer_holds_the_queues_while_up_and_is_put_back():
+    with Emulation(make_fabric("mpft", {"scale": 0.01}), Options()) as emu:
+        if emu.datapath == "system":
+            assert emu.send_buffer is None
+            return
+        assert emu.send_buffer == sendbuf.wanted(len(emu.site.root_intfs()), emu.options.queue_bytes)
+        assert sendbuf.current() == emu.send_buffer
+        assert emu.describe()["ovs_send_buffer"] == emu.send_buffer
+        [recorded] = [k for k in emu.state.data["knobs"] if k.startswith(sendbuf.PREFIX)]
+    assert sendbuf.current() == int(recorded.rpartition("=")[2])
