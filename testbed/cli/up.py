@@ -149,6 +149,12 @@ def prepare(args):
                         controller_app=controller_app_of(args))
 
 
+def _send_buffer(info: dict) -> str:
+    """The userspace datapath's send buffer, if this run raised it (sendbuf.py)."""
+    size = info.get("ovs_send_buffer")
+    return f" (send buffer {size / 1e6:.1f} MB)" if size else ""
+
+
 def cmd_up(args) -> int:
     from testbed.emulation.factory import make_emulation, on_servers
     from testbed.measure import bringup
@@ -168,7 +174,8 @@ def cmd_up(args) -> int:
             con = console()
             con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
-                      f"[cyan]{emu.datapath}[/cyan], host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+                      f"[cyan]{emu.datapath}[/cyan]{_send_buffer(info)}, "
+                      f"host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
             if emu.controller.app is not None:
                 app = emu.controller.app.describe()
                 con.print(f"controller app {app['app']} ({app['class']}), {app['mode']}")

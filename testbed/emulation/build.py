@@ -64,6 +64,7 @@ class Options:
     # cables to swap on purpose (claim C9): "SWITCH-ethN,SWITCH-ethM" pairs, one tier each
     miswire: tuple[str, ...] = ()
     mtu: int | None = None                         # bytes, every link and host port (None: HPN_MTU, default)
+    send_buffer: bool | None = None                # raise OVS's send buffer (sendbuf.py; None: env)
     # a user's os-ken app instead of ours or beside it (controller_app.py: checked, ControllerApp)
     controller_app: object = None
 
@@ -83,6 +84,8 @@ class Emulation(Lifecycle):
         self.datapath = self.site.datapath(self.options.datapath)
         self.bond = self.options.bond or system.bond_backend()
         self.mtu = self.site.mtu(self.options.mtu)   # ParamError before anything exists
+        self.raise_send_buffer = (system.send_buffer() if self.options.send_buffer is None
+                                  else self.options.send_buffer)
         self.swaps = wiring.parse_swaps(fabric, list(self.options.miswire))   # ParamError first
         self.state = runstate.RunState(self.run_id)
         self.controller = self.site.make_controller(self.state, self.options.routing,
@@ -135,7 +138,8 @@ class Emulation(Lifecycle):
             self.start_switches_and_hosts()
         self.timings["hosts"] = time.monotonic() - t0
         self.wait_ready()
-        self.send_buffer = self.site.when_ready(self.state, self.datapath, self.options.queue_bytes)
+        if self.raise_send_buffer:
+            self.send_buffer = self.site.when_ready(self.state, self.datapath, self.options.queue_bytes)
         self.watchdog = self.site.make_watchdog(self.controller).start()
         if self.options.detector:
             self.detectors = Detectors(self, self.options.detector_hosts,

@@ -1,4 +1,5 @@
-"""Open vSwitch's one send buffer on the userspace datapath, raised for a run and put back.
+"""Open vSwitch's one send buffer on the userspace datapath, raised for a run that asks
+(HPN_OVS_SNDBUF=1, Options(send_buffer=True)) and put back.
 
 On the userspace datapath ovs-vswitchd sends every frame, on every port of every bridge,
 through one unbound AF_PACKET socket (`af_packet_sock()`, OVS's lib/netdev-linux.c). A frame
@@ -16,7 +17,8 @@ changed as rcu.py changes its setting: only upwards, the old size recorded in th
 before it is written (with the daemon's PID, start time and the socket's inode, so a restarted
 OVS is never touched), and put back by the teardown's last step (or `clean`). It is reached
 with pidfd_getfd (Linux 5.6; root), a copy of OVS's descriptor whose setsockopt is the
-socket's; where any step is not possible nothing changes and the run goes on as before.
+socket's; where any step is not possible nothing changes and the run goes on as before. It is
+not the default: with it, skeleton-probing's prober ran late (docs/internals.md, "The MTU").
 """
 from __future__ import annotations
 

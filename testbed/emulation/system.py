@@ -69,6 +69,16 @@ def mtu(default: int = DEFAULT_MTU) -> int:
     return int(forced)
 
 
+def send_buffer() -> bool:
+    """Whether runs raise Open vSwitch's send buffer (sendbuf.py): HPN_OVS_SNDBUF=1; off unless
+    set (docs/internals.md, "The MTU", says why it is not the default)."""
+    forced = os.environ.get("HPN_OVS_SNDBUF", "0")
+    if forced not in ("0", "1"):
+        from testbed.core.errors import ParamError
+        raise ParamError(f"HPN_OVS_SNDBUF={forced!r}: 1 (raise Open vSwitch's send buffer) or 0")
+    return forced == "1"
+
+
 def check_mtu(value: int) -> None:
     """ParamError (one line) unless `value` is an MTU every part of the fabric can carry."""
     from testbed.core.errors import ParamError

@@ -1,6 +1,6 @@
-"""Open vSwitch's send buffer on a running fabric (testbed/emulation/sendbuf.py): on the
-userspace datapath raised to what the switch ports' queues hold while the fabric is up, and
-back to what it was once it is down; left alone on the kernel datapath."""
+"""Open vSwitch's send buffer on a running fabric (testbed/emulation/sendbuf.py), asked for: on
+the userspace datapath raised to what the switch ports' queues hold while the fabric is up, and
+back to what it was once it is down; left alone on the kernel datapath, and when not asked."""
 import pytest
 
 from testbed.emulation import sendbuf
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_the_send_buffer_holds_the_queues_while_up_and_is_put_back():
-    with Emulation(make_fabric("mpft", {"scale": 0.01}), Options()) as emu:
+    with Emulation(make_fabric("mpft", {"scale": 0.01}), Options(send_buffer=True)) as emu:
         if emu.datapath == "system":
             assert emu.send_buffer is None
             return
@@ -20,3 +20,12 @@ def test_the_send_buffer_holds_the_queues_while_up_and_is_put_back():
         assert emu.describe()["ovs_send_buffer"] == emu.send_buffer
         [recorded] = [k for k in emu.state.data["knobs"] if k.startswith(sendbuf.PREFIX)]
     assert sendbuf.current() == int(recorded.rpartition("=")[2])
+
+
+def test_left_alone_unless_asked(monkeypatch):
+    monkeypatch.delenv("HPN_OVS_SNDBUF", raising=False)
+    before = sendbuf.current()     # None on an Open vSwitch that has sent nothing yet
+    with Emulation(make_fabric("mpft", {"scale": 0.01}), Options()) as emu:
+        assert emu.send_buffer is None
+        assert not [k for k in emu.state.data["knobs"] if k.startswith(sendbuf.PREFIX)]
+        assert before is None or sendbuf.current() == before

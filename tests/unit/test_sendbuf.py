@@ -80,3 +80,15 @@ def test_only_the_recorded_daemon_and_socket_are_put_back(own_socket):
 def test_no_daemon_is_no_change(monkeypatch):
     monkeypatch.setattr(sendbuf, "_daemon", lambda: None)
     assert sendbuf.raise_to(FakeState(None), 4_000_000) is None
+
+
+def test_asked_for_with_hpn_ovs_sndbuf_and_refused_in_one_line_otherwise(monkeypatch):
+    from testbed.core.errors import ParamError
+    from testbed.emulation import system
+    monkeypatch.delenv("HPN_OVS_SNDBUF", raising=False)
+    assert system.send_buffer() is False
+    monkeypatch.setenv("HPN_OVS_SNDBUF", "1")
+    assert system.send_buffer() is True
+    monkeypatch.setenv("HPN_OVS_SNDBUF", "yes")
+    with pytest.raises(ParamError, match="HPN_OVS_SNDBUF='yes'"):
+        system.send_buffer()
