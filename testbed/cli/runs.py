@@ -159,11 +159,13 @@ def check_reports(out: str, runs, repeat: int) -> None:
 
 def machine_preflight():
     """What every scenario's bring-up would refuse, checked once before anything is printed or
-    created: root, the machine's one-fabric lock (held by `run` until its last scenario is
-    torn down), Open vSwitch, and a datapath or bond forced by HPN_DATAPATH / HPN_BOND."""
+    created: HPN_MTU and HPN_OVS_SNDBUF, root, the machine's one-fabric lock (held by `run`
+    until its last scenario is torn down), Open vSwitch, and a datapath or bond forced by
+    HPN_DATAPATH / HPN_BOND."""
     import os
 
     from testbed.emulation import runstate, system
+    system.check_settings()
     if os.geteuid() != 0:
         raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
     lock = runstate.RunLock.take(f"run{os.getpid()}")

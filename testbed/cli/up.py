@@ -136,8 +136,10 @@ def controller_app_of(args):
 def prepare(args):
     """(fabric, options) of an `up`, every argument checked against the model, with no root and
     nothing created (ParamError, one line): what `up` does before it builds anything."""
+    from testbed.emulation import system
     from testbed.emulation.build import Options
     from testbed.model import make_fabric, wiring
+    system.check_settings()            # HPN_MTU, HPN_OVS_SNDBUF
     refuse_meaningless(args)
     fab = make_fabric(args.family, fabric_settings(args))
     if args.detector and not any(len(n.ports) > 1 for n in fab.nics()):

@@ -138,13 +138,16 @@ def raise_to(state, nbytes: int) -> int | None:
     if found is None:
         return None
     pid, inode, fd = found
-    try:
-        old = _with_socket(pid, fd, _size)
+
+    def change(sock) -> int | None:
+        old = _size(sock)
         if old >= nbytes:
             return None
         state.add("knobs", f"{PREFIX}{pid}:{start_time(pid)}:{inode}={old}")
-        _with_socket(pid, fd, lambda s: _set(s, nbytes))
-        return _with_socket(pid, fd, _size)
+        _set(sock, nbytes)
+        return _size(sock)
+    try:
+        return _with_socket(pid, fd, change)
     except OSError:
         return None
 

@@ -79,6 +79,12 @@ def send_buffer() -> bool:
     return forced == "1"
 
 
+def check_settings() -> None:
+    """HPN_MTU and HPN_OVS_SNDBUF, each refused in one line (ParamError) before anything exists."""
+    check_mtu(mtu())
+    send_buffer()
+
+
 def check_mtu(value: int) -> None:
     """ParamError (one line) unless `value` is an MTU every part of the fabric can carry."""
     from testbed.core.errors import ParamError

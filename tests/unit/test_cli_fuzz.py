@@ -206,3 +206,21 @@ def test_sample_as_a_real_process(argv):
     assert proc.returncode == 2, proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and proc.stderr.startswith("hpn-testbed: "), proc.stderr
     assert proc.stdout == "" if "--json" not in argv else json.loads(proc.stdout)["ok"] is False
+
+
+@pytest.mark.parametrize("env", [("HPN_MTU", "jumbo"), ("HPN_MTU", "100"), ("HPN_OVS_SNDBUF", "yes")],
+                         ids="=".join)
+@pytest.mark.parametrize("argv", [["run", "hash-polarization", "--quick"], ["up", "hpn", "--check"]],
+                         ids=" ".join)
+def test_a_bad_setting_in_the_environment_exits_2_before_anything_is_printed(env, argv, guarded,
+                                                                              capsys, monkeypatch):
+    monkeypatch.setenv(*env)
+    before = snapshot(guarded)
+    try:
+        status = main(argv)
+    except SystemExit as e:
+        status = e.code
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "", (out, err)
+    assert len(err.splitlines()) == 1 and env[0] in err, err
+    assert snapshot(guarded) == before
