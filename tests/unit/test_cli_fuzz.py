@@ -160,6 +160,14 @@ def guarded(monkeypatch, tmp_path):
     return tmp_path
 
 
+def invoke(argv) -> int:
+    """The CLI's exit status for `argv`, run in this process."""
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+
+
 def snapshot(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
@@ -168,10 +176,7 @@ def snapshot(root):
 def test_bad_invocation_exits_2_with_one_line(argv, guarded, capsys):
     argv = [a.replace("{tmp}", str(guarded)).replace("{file}", str(guarded / "file")) for a in argv]
     before = snapshot(guarded)
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
+    status = invoke(argv)
     out, err = capsys.readouterr()
     assert status == 2, (argv, out, err)
     assert len(err.splitlines()) == 1 and err.startswith("hpn-testbed: ") and err.endswith("\n"), err
@@ -216,10 +221,7 @@ def test_a_bad_setting_in_the_environment_exits_2_before_anything_is_printed(env
                                                                               capsys, monkeypatch):
     monkeypatch.setenv(*env)
     before = snapshot(guarded)
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
+    status = invoke(argv)
     out, err = capsys.readouterr()
     assert status == 2 and out == "", (out, err)
     assert len(err.splitlines()) == 1 and env[0] in err, err
