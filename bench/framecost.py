@@ -13,6 +13,8 @@ loops), and the machine's CPU busy fraction, the figure the scenarios' validity 
 reads (scenarios/kit/invalid.py). Reported per setting:
 - CPU seconds per million frame-hops (a frame crossing one switch);
 - CPU per emulated Mbit/s: ms of CPU per second per Mbit/s carried per hop;
+- per frame-hop, the descriptors ovs-vswitchd polled and the blocks it allocated (its own
+  coverage counters: see ovs_counts; compare --hops 3 with --hops 9);
 - the most frame-hops/s (and emulated Mbit/s x hops) carried with the CPU check passing
   (busy <= the scenarios' limit) and under 1% loss.
 Then each setting's ratio to the first, measured in the same run (default: 1500 bytes, the MTU
@@ -27,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,6 +47,7 @@ GOAL = 0.5             # issue 27: the default MTU's CPU per emulated Mbit/s, at
 OFFERED = 0.9          # of the link rate: the shaper is not what drops
 MAX_LOSS = 0.01
 IDLE_S = 1.0           # s of no traffic before each run: the CPU the chain costs anyway
+COUNTS_SETTLE_S = 1.5  # s for OVS to fold its threads' coverage counts into the totals
 
 
 def parse_setting(text: str) -> dict:
@@ -64,6 +68,21 @@ def ovs_jiffies() -> int:
     pid = Path("/var/run/openvswitch/ovs-vswitchd.pid").read_text().strip()
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])        # utime + stime, all threads
+
+
+def ovs_counts() -> tuple[int, int]:
+    """ovs-vswitchd's coverage counters (poll_create_node, util_xalloc): the file descriptors its
+    loops registered to wait on, and the blocks it allocated. Per frame-hop they show where a
+    frame's cost goes on the userspace datapath: every iteration of the main loop, whatever woke
+    it, polls every port of every bridge (one recvmmsg each, with a burst of packet buffers
+    allocated and freed) and tries two accept()s per bridge (its .mgmt and .snoop sockets), so a
+    frame's cost is mostly the iteration it wakes, and that grows with the fabric. OVS folds the
+    counters into these totals about once a second (COUNTS_SETTLE_S)."""
+    def read(name: str) -> int:
+        out = subprocess.run(["ovs-appctl", "coverage/read-counter", name], capture_output=True,
+                             text=True, timeout=10).stdout
+        return int(out.strip() or 0)
+    return read("poll_create_node"), read("util_xalloc")
 
 
 def softirq_jiffies() -> int:
@@ -99,9 +118,12 @@ def point(chain: Chain, seconds: float) -> dict:
     try:
         idle = idle_cores(IDLE_S, hz)
         t0, ovs0, irq0, (tot0, idle0) = snapshot()
+        polls0, allocs0 = ovs_counts()
         out = chain.in_ns("a", f"iperf3 -c {ADDR_B} -u -b {rate:.3f}M -l {chain.mtu - 28} "
                                f"-t {seconds} -J", timeout=seconds + 30)
         t1, ovs1, irq1, (tot1, idle1) = snapshot()
+        time.sleep(COUNTS_SETTLE_S)
+        polls1, allocs1 = ovs_counts()
     finally:
         server.kill()
         server.wait()
@@ -116,6 +138,8 @@ def point(chain: Chain, seconds: float) -> dict:
     return {"link_mbit": chain.mbit, "mbit": mbit, "frame_hops_s": fh / seconds, "cpu_cores": cpu / wall,
             "s_per_mfh": cpu / fh * 1e6 if fh else float("inf"),
             "ms_per_mbit_hop": cpu / wall * 1e3 / (mbit * chain.hops) if mbit else float("inf"),
+            "polls_per_fh": (polls1 - polls0) / fh if fh else float("inf"),
+            "allocs_per_fh": (allocs1 - allocs0) / fh if fh else float("inf"),
             "idle_cores": idle, "busy": busy, "loss": loss, "valid": busy <= BUSY_LIMIT and loss <= MAX_LOSS}
 
 
@@ -133,6 +157,7 @@ def show(name: str, p: dict) -> None:
           f"{p['frame_hops_s']:>9.0f} frame-hops/s  CPU {p['cpu_cores']:.2f} cores "
           f"(+{p['idle_cores']:.2f} idle)  "
           f"{p['s_per_mfh']:6.2f} s/M frame-hops  {p['ms_per_mbit_hop']:6.3f} ms/s per Mbit/s-hop  "
+          f"per frame-hop OVS polled {p['polls_per_fh']:5.1f} fds, allocated {p['allocs_per_fh']:5.0f}  "
           f"busy {p['busy']:.0%}  loss {p['loss']:.1%}  {'ok' if p['valid'] else 'INVALID'}")
 
 
