@@ -20,13 +20,17 @@ def counter(intf: str, name: str) -> int:
 
 
 def backlog(ipr, index: int) -> int:
-    """Bytes queued in the bfifo under an interface's HTB class (0 if none)."""
+    """Bytes queued under an interface's HTB class, i.e. in its bfifo (0 if it has none).
+
+    Read from the interface's class dump, which the kernel answers for that one interface. (A
+    qdisc dump answers with every qdisc of the namespace, filtered here: each read then cost as
+    much as the fabric's ports, each sample the square of it; 15 ms a read among 100 shaped
+    veths, against 0.2 ms.) Each shaped port has one HTB class, over its bfifo (shaping.py)."""
     total = 0
-    for q in ipr.get_qdiscs(index=index):
-        if q.get_attr("TCA_KIND") == "bfifo":
-            stats = q.get_attr("TCA_STATS2")
-            queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
-            total += queue["backlog"] if queue else 0
+    for cls in ipr.get_classes(index=index):
+        stats = cls.get_attr("TCA_STATS2")
+        queue = stats.get_attr("TCA_STATS_QUEUE") if stats else None
+        total += queue["backlog"] if queue else 0
     return total
 
 
