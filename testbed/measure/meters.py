@@ -10,8 +10,9 @@ import re
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
+from testbed.core import cpuwindow
+from testbed.core.cpuwindow import cpu_times  # noqa: F401  (re-exported)
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation.build import Emulation
@@ -112,22 +113,21 @@ class GapProbe:
         return parse_gaps(text, self.interval)
 
 
-def cpu_times() -> tuple[int, int]:
-    """(total, idle) jiffies of all CPUs so far, from /proc/stat's first line (idle + iowait)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return sum(fields), fields[3] + fields[4]
-
-
 def cpu_busy_fraction(seconds_fn) -> tuple[object, float]:
     """Run `seconds_fn()` and return (its result, fraction of all CPUs busy meanwhile).
 
     A run during which the CPUs were nearly saturated measured the emulator, not the fabric
-    (Handigol et al., CoNEXT 2012): callers mark such runs invalid.
+    (Handigol et al., CoNEXT 2012): callers mark such runs invalid. Where the run's traffic
+    opened windows around its moving part (testbed.core.cpuwindow), the fraction is over those
+    windows: the senders' start-up before "go" is not time any timing covers.
     """
-    total0, idle0 = cpu_times()
+    whole0, window0 = cpu_times(), cpuwindow.inside()
     result = seconds_fn()
-    total1, idle1 = cpu_times()
-    busy = 1 - (idle1 - idle0) / max(total1 - total0, 1)
+    whole1, window1 = cpu_times(), cpuwindow.inside()
+    total, idle = window1[0] - window0[0], window1[1] - window0[1]
+    if total <= 0:
+        total, idle = whole1[0] - whole0[0], whole1[1] - whole0[1]
+    busy = 1 - idle / max(total, 1)
     return result, busy
 
 
