@@ -31,10 +31,6 @@ MARKER = "testbed.inhost.agent"   # this module's name: `clean` finds agents by 
 SIOCOUTQ = 0x5411             # bytes in a socket's send queue not yet acknowledged
 SO_MAX_PACING_RATE = 47       # the kernel paces a TCP connection at this many bytes/s
 CHUNK = 262144
-# A reader, once its first bytes came, wakes only when this many have arrived (or the sender's
-# FIN): at 20 Mbit/s a segment arrives every 0.6 ms, and a Python read per segment is CPU the
-# fabric's verdicts count. The first read and the last (the FIN) are timed as before.
-RCVLOWAT = 65536
 
 
 def queued(sock: socket.socket) -> int:
@@ -177,7 +173,6 @@ class Agent:
                     break
                 if first is None:
                     first = time.monotonic()
-                    conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, RCVLOWAT)
                 n += len(b)
         except Exception as e:
             self.error(f"recv {e!r}")
