@@ -1,6 +1,6 @@
 """The transfer agent: one process per host and phase that moves exactly the bytes it is told to.
 
-    python -I -m testbed.inhost.agent SPEC
+    python -I -m testbed.inhost.agent SPEC     (the runner starts it without site: runner.AGENT)
 
 SPEC (JSON): {"listen": [[ip, port, conns, idx], ...],      accept `conns` connections for idx
               "send": [[idx, {"conns": [[src, sport, dst, dport], ...], "bytes": n,
@@ -21,6 +21,7 @@ Standard library only: it starts once per host and phase, so start-up must stay 
 import collections
 import fcntl
 import json
+import os
 import socket
 import struct
 import sys
@@ -229,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdin.readline()
     agent.send_everything()
     print(json.dumps(agent.wait_for_receivers()), flush=True)
+    sys.stderr.flush()
+    os._exit(0)       # everything is said: no interpreter teardown (CPU inside the measured window)
 
 
 if __name__ == "__main__":

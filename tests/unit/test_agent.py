@@ -4,6 +4,7 @@
 fixture) and every run a deadline, so a broken agent fails a test instead of hanging it.
 """
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from testbed.inhost import agent
 from testbed.inhost.agent import Agent
+from testbed.workload.collectives.runner import AGENT
 
 LO = "127.0.0.1"
 
@@ -92,10 +94,12 @@ def test_the_agent_process_speaks_ready_go_and_one_json_line(tmp_path):
     spec = {"listen": [[LO, port, 2, 5]], "timeout": 10,
             "send": [[5, {"conns": [[LO, 0, LO, port]] * 2, "bytes": 500_000, "message": 64_000,
                           "policy": "least-queued", "rate": 0}]]}
-    # the working directory is elsewhere and -I ignores PYTHONPATH: the installed package is found
-    proc = subprocess.Popen([sys.executable, "-I", "-m", agent.MARKER, json.dumps(spec)],
-                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    # the runner's own command (-I -S), with the working directory elsewhere and a PYTHONPATH
+    # -I ignores: the package is found where the runner's came from, and `clean` finds the marker
+    assert agent.MARKER in " ".join(AGENT)
+    proc = subprocess.Popen([*AGENT, json.dumps(spec)], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(tmp_path)}, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline() == "ready\n", proc.stderr.read()
         text, err = proc.communicate("go\n", timeout=30)

@@ -5,7 +5,7 @@
     delivery   what the fabric delivered to hosts, from switch port counters
 
 The transfer agent each host runs per phase is testbed/inhost/agent.py, outside this
-package: `python -I -m testbed.inhost.agent` then loads nothing of the model or the runner.
+package: started without site (runner.AGENT), it loads nothing of the model or the runner.
 """
 from testbed.workload.collectives.delivery import delivered_payload, host_port_counters
 from testbed.workload.collectives.patterns import (
