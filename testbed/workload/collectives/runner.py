@@ -32,8 +32,8 @@ from testbed.workload.collectives.patterns import Collective, Transfer, algbw, b
 
 SERVER_PORT_BASE = 5301
 # An agent starts per host and phase, so its start-up counts. -I: it sees neither PYTHON*
-# variables nor the working directory. -S: no site, which was most of the start-up (site-packages'
-# .pth files, ~35 ms each time); the package is taken from where this one was imported.
+# variables nor the working directory. -S: no site (site-packages' .pth files were ~16 of its
+# ~42 ms of CPU a start); the package is taken from where this one was imported.
 _ROOT = str(Path(__file__).resolve().parents[3])
 AGENT = [sys.executable, "-I", "-S", "-c",
          f"import sys; sys.path.insert(0, {_ROOT!r}); from {MARKER} import main; main()"]
