@@ -56,3 +56,38 @@ def test_a_window_that_raised_is_closed(clock):
             raise RuntimeError("an agent failed")
     _, busy = meters.cpu_busy_fraction(lambda: clock(busy=50, idle=50))
     assert busy == pytest.approx(0.5)
+
+
+class FakeAgent:
+    """An agent process that has started and said "ready"."""
+    def __init__(self):
+        self.stdin = self
+        self.written = []
+
+    def write(self, text):
+        self.written.append((text, cpuwindow._open))
+
+    def flush(self):
+        pass
+
+    def poll(self):
+        return 0
+
+    def wait(self):
+        return 0
+
+
+def test_the_collectives_runner_opens_the_window_at_go_and_closes_it_after_the_results(monkeypatch):
+    from testbed.workload.collectives.runner import Runner, Send
+    agent, seen = FakeAgent(), {}
+    monkeypatch.setattr(Runner, "_specs", lambda self, sends: ({"h0": {}}, [6000]))
+    monkeypatch.setattr(Runner, "_start", lambda self, per_host, agents: agents.update(h0=agent))
+
+    def results(self, agents, t_go):
+        seen["open"] = cpuwindow._open
+        return [{"send": [[0, t_go, t_go + 1.0, [5]]], "recv": [[0, 5, t_go, t_go + 1.0]]}]
+    monkeypatch.setattr(Runner, "_results", results)
+    elapsed, [result] = Runner(emu=None).run_sends([Send(None, None, 5)])
+    assert agent.written == [("go\n", 1)]      # "go" is said inside the window
+    assert seen["open"] == 1 and cpuwindow._open == 0
+    assert result.received == 5 and elapsed == pytest.approx(1.0)
