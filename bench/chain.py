@@ -8,17 +8,15 @@ a -- s1 -- s2 -- ... -- sk -- b: every cable a veth pair at `mtu`, its egress at
 at `mbit` over a byte-limited bfifo (testbed.emulation.shaping, the lines the fabric uses); each
 bridge on this machine's datapath (system.datapath(): the userspace one where the kernel has no
 OVS module) with two flows, port 1 <-> port 2, so a frame costs exactly what a fabric's
-forwarding costs and no controller is involved. With `snoop="held"` the bridges' snoop
-listeners are held off as a fabric's are (testbed.emulation.snoop). Names carry this process's
-PID, so the chain never meets another run's interfaces; everything is removed on exit, whatever
-happened.
+forwarding costs and no controller is involved. Names carry this process's PID, so the chain
+never meets another run's interfaces; everything is removed on exit, whatever happened.
 """
 from __future__ import annotations
 
 import os
 
 from testbed.core import sh
-from testbed.emulation import netdevs, shaping, snoop, system
+from testbed.emulation import netdevs, shaping, system
 
 ADDR_A, ADDR_B = "10.77.0.1", "10.77.0.2"
 MAC_A, MAC_B = "02:77:00:00:00:01", "02:77:00:00:00:02"
@@ -27,13 +25,10 @@ MAC_A, MAC_B = "02:77:00:00:00:01", "02:77:00:00:00:02"
 class Chain:
     """k bridges in a line between namespaces a and b (a context manager)."""
 
-    def __init__(self, hops: int, mtu: int, mbit: float, queue_bytes: int, shape: str = "htb",
-                 snoop: str = "open"):
-        if hops < 1 or not 576 <= mtu <= 9000 or shape not in ("htb", "none") \
-                or snoop not in ("open", "held"):
-            raise ValueError("hops >= 1, 576 <= mtu <= 9000, shape htb|none, snoop open|held")
+    def __init__(self, hops: int, mtu: int, mbit: float, queue_bytes: int, shape: str = "htb"):
+        if hops < 1 or not 576 <= mtu <= 9000 or shape not in ("htb", "none"):
+            raise ValueError("hops >= 1, 576 <= mtu <= 9000, shape htb|none")
         self.hops, self.mtu, self.mbit, self.queue_bytes, self.shape = hops, mtu, mbit, queue_bytes, shape
-        self.snoop, self.held = snoop, _Recorded()
         self.tag = f"fc{os.getpid() % 100000}"
         self.ns = {"a": f"{self.tag}a", "b": f"{self.tag}b"}
         self.bridges = [f"{self.tag}s{i}" for i in range(1, hops + 1)]
@@ -80,8 +75,6 @@ class Chain:
             self._shaping(a_end, b_end)
 
     def _bridges(self) -> None:
-        if self.snoop == "held":
-            snoop.hold(self.held, system.ovs_rundir(), self.bridges)
         args = []
         for i, br in enumerate(self.bridges, start=1):
             west, east = self._ends(i - 1)[1], self._ends(i)[0]
@@ -117,11 +110,3 @@ class Chain:
         netdevs.delete_links(self.root_intfs())
         for name in self.ns.values():
             sh.run(["ip", "netns", "del", name], check=False)
-        snoop.release(self.held)
-
-
-class _Recorded(list):
-    """What snoop.hold records, kept here instead of a run state."""
-
-    def add(self, key: str, *items: str) -> None:
-        self.extend(items)

@@ -129,7 +129,6 @@ class Emulation(Lifecycle):
                                     "datapath": self.datapath}     # for `hpn-testbed ps`
         self.state.create()
         self.site.record(self.state)
-        self.site.before_switches(self.state, self.datapath)
         self.controller.start()
         self.timings["controller"] = time.monotonic() - t0
         with progress.phase(f"namespaces, switches, links ({len(self.fabric.links)})"):

@@ -182,9 +182,6 @@ class ClusterSite:
         for name, entry in state.data.get("servers", {}).items():
             cluster_parts.end_host_processes(self.servers[name], entry["hosts"])
 
-    def before_switches(self, state, datapath: str) -> None:
-        """Nothing: the servers' Open vSwitch keeps its listeners."""
-
     def when_ready(self, state, datapath: str, queue_bytes: int) -> None:
         """Nothing: the servers' Open vSwitch keeps its own send buffer."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -29,6 +30,8 @@ from testbed.core.wait import wait_for
 from testbed.emulation import system
 from testbed.model import families, policies
 from testbed.model.contract import ControllerStatus
+
+TCP_LISTEN, UDIAG_SHOW_NAME = 10, 0x1    # sock_diag: the listening state, and ask for each path
 
 PROJECT = Path(__file__).resolve().parents[2]
 MARKER = "controller.launcher"
@@ -159,7 +162,15 @@ class ControllerProcess:
         """Is the controller accepting on its socket? Asked of the kernel's socket diagnostics
         (pyroute2's sock_diag: the listening Unix sockets and their paths); asking by connecting
         would be a connection the controller has to refuse."""
-        return str(self.socket) in system.unix_listeners()
+        from pyroute2.netlink.diag import DiagSocket
+        try:
+            with DiagSocket() as diag:
+                diag.bind()
+                found = diag.get_sock_stats(family=socket.AF_UNIX, states=1 << TCP_LISTEN,
+                                            show=UDIAG_SHOW_NAME)
+        except OSError:
+            return False
+        return any(s.get_attr("UNIX_DIAG_NAME") == str(self.socket) for s in found)
 
     def wait_listening(self, timeout: float) -> None:
         """Wait until the switches' first attempt to connect will find the controller: Open

@@ -29,8 +29,7 @@ from testbed.emulation.processes import exited, owns, start_time
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
 LOCK_FILE = MACHINE_ROOT / "lock"
-# knobs: what rcu.py, sendbuf.py and snoop.py changed, put back by the teardown
-LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs", "knobs")
+LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs", "knobs")   # knobs: rcu.py, sendbuf.py
 
 
 class RunState:

@@ -15,7 +15,7 @@ import sys
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import counters, links, netdevs, nodes, rcu, sendbuf, snoop, system
+from testbed.emulation import counters, links, netdevs, nodes, rcu, sendbuf, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.hosts import FabricHost, end_unrecorded
 from testbed.emulation.watchdog import Watchdog
@@ -60,13 +60,6 @@ class LocalSite:
         """Write down, before they exist, the bridges and interfaces this run will make."""
         state.add("bridges", *self.fabric.switches)
         state.add("root_intfs", *self.root_intfs())
-
-    def before_switches(self, state, datapath: str) -> None:
-        """On the userspace datapath, hold off Open vSwitch's snoop listener of every bridge
-        before it exists (snoop.py: an accept() per frame-hop and bridge; recorded in `state`,
-        removed by the teardown's last step)."""
-        if datapath == "netdev":
-            snoop.hold(state, system.ovs_rundir(), self.fabric.switches)
 
     # ---- what build_network asks ----
     def switch_class(self, run_id: str, controller):

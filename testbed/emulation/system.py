@@ -5,11 +5,8 @@ import functools
 import os
 import re
 import shutil
-import socket
 
 from testbed.core import sh
-
-TCP_LISTEN, UDIAG_SHOW_NAME = 10, 0x1    # sock_diag: the listening state, and ask for each path
 
 
 def _probe_netns(script: str) -> bool:
@@ -133,21 +130,6 @@ def ovs_rundir() -> str:
     `unix:` controller target): taken from ovs-vsctl's default database socket."""
     m = re.search(r'"unix:(\S+)/db\.sock"', sh.run(["ovs-vsctl", "--help"], check=False))
     return m.group(1) if m else "/var/run/openvswitch"
-
-
-def unix_listeners() -> set[str]:
-    """The paths of this network namespace's listening Unix sockets, asked of the kernel's
-    socket diagnostics (pyroute2's sock_diag) rather than by connecting (a connection the
-    listener would have to answer); empty if the kernel cannot say."""
-    from pyroute2.netlink.diag import DiagSocket
-    try:
-        with DiagSocket() as diag:
-            diag.bind()
-            found = diag.get_sock_stats(family=socket.AF_UNIX, states=1 << TCP_LISTEN,
-                                        show=UDIAG_SHOW_NAME)
-    except OSError:
-        return set()
-    return {s.get_attr("UNIX_DIAG_NAME") for s in found} - {None}
 
 
 def check_machine(datapath: str, bond: str) -> None:
