@@ -40,10 +40,10 @@ def queued(sock: socket.socket) -> int:
 
 
 def send_all(sock: socket.socket, total: int) -> None:
-    buf = b"\0" * CHUNK
+    buf = memoryview(b"\0" * CHUNK)     # slices of a view: no copy a call
     left = total
     while left:
-        left -= sock.send(buf[:min(left, len(buf))])
+        left -= sock.send(buf[:min(left, CHUNK)])
 
 
 class Spreader:
@@ -166,15 +166,17 @@ class Agent:
             self.error(f"listen {ip}:{port:d} {e!r}")
 
     def read(self, conn: socket.socket, idx: int) -> None:
-        n, first = 0, None
+        """Count what `conn` delivers into one buffer: recv(n) would allocate n bytes a call (an
+        mmap and munmap for 256 KB, with a TLB shootdown across CPUs) to keep a segment or two."""
+        n, first, buf = 0, None, bytearray(CHUNK)
         try:
             while True:
-                b = conn.recv(CHUNK)
-                if not b:
+                got = conn.recv_into(buf)
+                if not got:
                     break
                 if first is None:
                     first = time.monotonic()
-                n += len(b)
+                n += got
         except Exception as e:
             self.error(f"recv {e!r}")
         last = time.monotonic()

@@ -78,6 +78,7 @@ class Counter:
         self.flow_of = {s: {src: i for (src, dest), i in index.items() if dest == s.getsockname()}
                         for s in self.socks}
         self.received = [0] * len(flows)
+        self.buf = bytearray(65536)          # every datagram read into it: no allocation a read
 
     def wait(self, seconds: float) -> None:
         """Sleep `seconds`, reading whatever arrives meanwhile."""
@@ -92,7 +93,7 @@ class Counter:
         flow_of = self.flow_of[s]
         while True:
             try:
-                _, src = s.recvfrom(65536)
+                _, src = s.recvfrom_into(self.buf)
             except BlockingIOError:
                 return
             i = flow_of.get(src)

@@ -61,6 +61,23 @@ def test_one_connection_delivers_exactly_its_bytes():
     assert idx == 0 and n == 1_000_003 and first <= last
 
 
+def test_a_reader_counts_into_one_buffer_not_a_new_one_a_call():
+    class Conn:             # what a reader needs of a connection: recv_into and close
+        def __init__(self, chunks):
+            self.chunks, self.buffers = list(chunks), set()
+
+        def recv_into(self, buf):
+            self.buffers.add(id(buf))
+            return self.chunks.pop(0) if self.chunks else 0
+
+        def close(self):
+            pass
+    a, conn = Agent({"listen": [], "send": []}), Conn([1448, 2896, 1448, 7])
+    a.read(conn, 3)
+    [(idx, n, first, last)] = a.out["recv"]
+    assert (idx, n) == (3, 5799) and first <= last and len(conn.buffers) == 1
+
+
 @pytest.mark.parametrize("policy", ["round-robin", "least-queued"])
 def test_messages_spread_over_connections_arrive_per_connection(policy):
     total, message = 3_000_001, 100_000
