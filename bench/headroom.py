@@ -7,9 +7,10 @@ Runs the chosen scenarios (default: the tour, in quick mode like `hpn-testbed ru
 machine as it is, then beside a background load this bench starts and stops itself: a busy loop
 duty-cycled to `--load` of one core (0.5: half a core, a quarter of a 2-core machine), its own
 child process, ended by its PID. Each pass is one `hpn-testbed run --json`; for each scenario it
-reports the verdict and the CPU busy fraction in the runs the verdict rests on: the highest
-`cpu_busy` figure the scenario recorded, the one its validity check reads
-(scenarios/kit/invalid.py). The checks are not loosened: a run the CPU bounded stays `invalid`.
+reports the verdict and the CPU busy fraction in the runs the verdict rests on: the figure its
+validity check read (`cpu_busy_judged`, the judge's Judgement.cpu_busy; for a result without
+it, the highest `cpu_busy` figure recorded: scenarios/kit/invalid.py `busiest`). The checks
+are not loosened: a run the CPU bounded stays `invalid`.
 `--mtu A B ...` runs both passes at each MTU in turn (HPN_MTU in each run's environment), so that
 MTUs are compared in one run of the bench on the same machine; without it, the default MTU.
 `--repeat N` runs each scenario N times in each pass (`run --repeat N`, a fresh bring-up each):

@@ -24,7 +24,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import LeafSpineScenario, setup_of, valid
+from scenarios.kit.traffic_helpers import LeafSpineScenario, peak, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -119,7 +119,8 @@ class DisjointPaths(LeafSpineScenario, name="disjoint-paths", claim="C6", tour=T
                       f"{gain:+.1%} collective throughput; connections per spine with hashing "
                       f"{[dict(x['hashing']['connections_per_spine']) for x in rows]}"),
             derived={"gain": round(gain, 4), "worst_ratio": round(worst, 3)},
-            headline=f"path selection {gain:+.1%} throughput over {len(rows)} rounds")
+            headline=f"path selection {gain:+.1%} throughput over {len(rows)} rounds",
+            cpu_busy=peak(*busy))
 
     def plot(self, result, path: Path) -> bool:
         """Completion of the two concurrent jobs per mode: mean bar, each round a dot, the range."""

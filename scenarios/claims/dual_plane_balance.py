@@ -27,7 +27,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import setup_of, valid
+from scenarios.kit.traffic_helpers import peak, setup_of, valid
 from testbed.core.errors import TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -177,7 +177,8 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
             derived={"queue_reduction": round(reduction, 3),
                      "busier_port_queue_reduction": round(busy_reduction, 3)},
             headline=f"ECMP busier port {busier_share(e):.0%} of flows, dual-plane queue {reduction:.0%} "
-                     "shorter")
+                     "shorter",
+            cpu_busy=peak(*busy))
 
     def plot(self, result, path: Path) -> bool:
         """HPN Fig. 13's form: each port's load and queue, the busier port of each round first."""

@@ -31,7 +31,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import pin_ports, setup_of, valid
+from scenarios.kit.traffic_helpers import peak, pin_ports, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
@@ -176,7 +176,8 @@ class FastUplinks(Scenario, name="fast-uplinks", claim="C15"):
                      "predicted_mean_slowdown": {s: round(pred[s], 3) for s in SETTINGS},
                      "excess_removed": round(cut, 3), "predicted_excess_removed": round(cut_pred, 3)},
             headline=f"slowdown {meas['1x']:.2f} -> {meas['2x']:.2f} (predicted {pred['1x']:.2f} -> "
-                     f"{pred['2x']:.2f}), {cut:.0%} removed")
+                     f"{pred['2x']:.2f}), {cut:.0%} removed",
+            cpu_busy=peak(*busy))
 
     def plot(self, result, path: Path) -> bool:
         """The distribution (CDF) of per-flow slowdown at 1x and 2x: measured and predicted."""

@@ -43,7 +43,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import pin_ports, setup_of, uplinks, valid
+from scenarios.kit.traffic_helpers import peak, pin_ports, setup_of, uplinks, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
@@ -237,7 +237,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                      "predicted_completion_s": {"polarized": round(pred_pol, 3),
                                                 "seeded": round(pred_seed, 3)}},
             headline=f"collisions repeat {pol['repeat_fraction']:.0%} vs {seed['repeat_fraction']:.0%}, "
-                     f"{slower:.2f}x slower (predicted {predicted:.2f}x)")
+                     f"{slower:.2f}x slower (predicted {predicted:.2f}x)",
+            cpu_busy=peak(pol["cpu_busy"], seed["cpu_busy"]))
 
     def plot(self, result, path: Path) -> bool:
         """Pod 0's core uplinks' load (bars per uplink) and the completion time, per hashing mode."""

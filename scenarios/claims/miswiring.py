@@ -54,7 +54,7 @@ from scenarios.kit import fault_harness as harness
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import valid
+from scenarios.kit.traffic_helpers import peak, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -347,7 +347,8 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
             derived={"kept": kept, "named_exactly": named, "affected": affected},
             headline=(f"ping {mis['ping_pairs'] - mis['ping_failed']}/{mis['ping_pairs']}, "
                       f"{worst.split(' ->')[0]} kept {kept[worst]:.0%} (bound {m[worst]['ratio']:.0%}); "
-                      f"check named {len(mis['wiring']['named'])} cables" + (" exactly" if named else "")))
+                      f"check named {len(mis['wiring']['named'])} cables" + (" exactly" if named else "")),
+            cpu_busy=peak(bp["cpu_busy"], mis["cpu_busy"]))
 
     def expectation(self, figures: dict, affected: list, tier_name: str, climbed: bool) -> str:
         m = figures["model"]

@@ -21,7 +21,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import median, setup_of, valid
+from scenarios.kit.traffic_helpers import median, peak, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -117,7 +117,8 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
                       f"{mpft['median_s']} s, {mrft['median_s']} s); busbw MPFT "
                       f"{mpft['busbw_mbit']} Mbit/s, MRFT {mrft['busbw_mbit']}"),
             derived={"relative_difference": round(diff, 4)},
-            headline=f"best completion {diff:.1%} apart (MPFT {a} s, MRFT {b} s)")
+            headline=f"best completion {diff:.1%} apart (MPFT {a} s, MRFT {b} s)",
+            cpu_busy=peak(*best_busy))
 
     def plot(self, result, path: Path) -> bool:
         """Completion time and bus bandwidth of each fabric's all-to-alls (dots: each run)."""

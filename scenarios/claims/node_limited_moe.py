@@ -27,7 +27,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import setup_of, valid
+from scenarios.kit.traffic_helpers import peak, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -113,7 +113,8 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
                       + (f"; M=4 gives {at4['measured_bytes'] / 1000:.1f} KB" if at4 else "")),
             derived={"worst_error": worst},
             headline=f"worst error {worst:.1%}"
-                     + (f", M=4: {at4['measured_bytes'] / 1000:.1f} KB" if at4 else ""))
+                     + (f", M=4: {at4['measured_bytes'] / 1000:.1f} KB" if at4 else ""),
+            cpu_busy=peak(*measured_cpu))
 
     def plot(self, result, path: Path) -> bool:
         """Fabric bytes per token against M: the formula as a line, each measured M as a point."""

@@ -17,7 +17,7 @@ from typing import ClassVar
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import LeafSpineScenario, pin_ports, setup_of, valid
+from scenarios.kit.traffic_helpers import LeafSpineScenario, peak, pin_ports, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -87,7 +87,8 @@ class RoutingPolicies(LeafSpineScenario, name="routing-policies", claim="C12"):
             measured=(f"mean bus bandwidth over {figures['setup']['rounds']} rounds: ECMP {e} Mbit/s "
                       f"{figures['ecmp']['busbw_mbit']}, static {s}, adaptive {a} "
                       f"{figures['adaptive']['busbw_mbit']}; ECMP/static {e / s:.2f}"),
-            headline=f"ECMP/static {e / s if s else 0:.2f}, adaptive/ECMP {a / e if e else 0:.2f}")
+            headline=f"ECMP/static {e / s if s else 0:.2f}, adaptive/ECMP {a / e if e else 0:.2f}",
+            cpu_busy=peak(*figures["cpu_busy"]))
 
     def plot(self, result, path: Path) -> bool:
         """DeepSeek Fig. 8's form: bus bandwidth per routing policy (dots: rounds)."""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios.kit import knobs as knobs_module
+from scenarios.kit.invalid import JUDGED_BUSY
 from scenarios.kit.knobs import Knobs
 from testbed.core import files, progress
 from testbed.core.errors import ParamError, PartLost
@@ -53,6 +54,9 @@ class Judgement:
     measured: str
     derived: dict = field(default_factory=dict)   # numbers the judge computed (ratios...), reported too
     headline: str = ""          # the measured effect in a few words, e.g. "loss 25.1% (exp. 25.0%)"
+    # the busiest CPU fraction among the runs the verdict rests on: what its validity check read
+    # (reported as the figure JUDGED_BUSY; None where the judge reads no CPU figure)
+    cpu_busy: float | None = None
 
 
 class Scenario:
@@ -142,6 +146,8 @@ class Scenario:
             from scenarios.kit.invalid import explain
             judged = explain(judged, figures)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
+        if judged.cpu_busy is not None:
+            measured[JUDGED_BUSY] = round(judged.cpu_busy, 3)
         return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
                       judged.verdict, figures={**measured, **judged.derived},
                       setup=figures.get("setup", {}), series=figures.get("series", {}),

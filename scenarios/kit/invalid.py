@@ -3,17 +3,23 @@ figure's title (which carries the headline, scenarios/kit/plots.py).
 
 A judge says `invalid` when the emulator, not the fabric, may have set what it measured. The
 commonest cause is a busy CPU (other work on the machine, or the run itself): every `cpu_busy`
-figure a run recorded is looked at, and the busiest named, e.g. "CPU 95% busy: the emulator,
-not the fabric, set the rate". A judge that already gave its own reason keeps it.
+figure a run recorded is looked at (or, where the judge said which runs its verdict rests on,
+those: JUDGED_BUSY), and the busiest named, e.g. "CPU 95% busy: the emulator, not the fabric,
+set the rate". A judge that already gave its own reason keeps it.
 """
 from __future__ import annotations
 
+JUDGED_BUSY = "cpu_busy_judged"   # the figure Scenario.report writes from Judgement.cpu_busy
 BUSY_LIMIT = 0.9      # above this the CPU, not the fabric, was the bottleneck (Handigol et al.)
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 
 
 def busiest(figures) -> float | None:
-    """The highest CPU busy fraction anywhere in `figures` (keys naming cpu_busy)."""
+    """The CPU busy fraction a result's validity check read (the judge's JUDGED_BUSY figure: the
+    busiest run its verdict rests on); for a result without it, the highest anywhere in
+    `figures` (keys naming cpu_busy)."""
+    if isinstance(figures, dict) and isinstance(figures.get(JUDGED_BUSY), (int, float)):
+        return float(figures[JUDGED_BUSY])
     found: list[float] = []
 
     def walk(value, key: str = "") -> None:

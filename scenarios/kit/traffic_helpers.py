@@ -14,6 +14,11 @@ def valid(*busy: float) -> bool:
     return all(b <= BUSY_LIMIT for b in busy)
 
 
+def peak(*busy: float) -> float | None:
+    """The busiest of the CPU fractions a judge's validity check reads (Judgement.cpu_busy)."""
+    return max(busy, default=None)
+
+
 def setup_of(emu, **extra) -> dict:
     p = emu.fabric.params
     return {"family": emu.fabric.family, "params": dataclasses.asdict(p),

@@ -216,7 +216,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         expectation = "; ".join(e.label for e in self.spec.expects) or \
             self.spec.description or "(an experiment without [[expect]]: no claim to judge)"
         return Judgement(verdict if valid else INVALID, expectation=expectation,
-                         measured="; ".join(parts) or "nothing watched", headline=headline)
+                         measured="; ".join(parts) or "nothing watched", headline=headline,
+                         cpu_busy=figures["cpu_busy"])
 
     def plot(self, result, path: Path) -> bool:
         rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}

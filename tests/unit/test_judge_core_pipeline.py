@@ -105,8 +105,18 @@ def test_a_busy_cpu_during_a_judged_step_or_the_fault_makes_it_invalid():
     g["fault_cpu_busy"] = 0.93
     assert judged(g).verdict == INVALID
     h = recorded()          # a busy round that is not the best one does not count
-    h["non-blocking"]["dp-across"]["cpu_busy"][1] = 0.97
+    h["non-blocking"]["pp-across"]["cpu_busy"][1] = 0.97
     assert judged(h).verdict == REPRODUCED
+
+
+def test_what_the_cpu_check_reads_is_what_the_verdict_compares():
+    f = recorded()          # DP across the non-blocking core is reported, not judged
+    f["non-blocking"]["dp-across"]["best_cpu_busy"] = 0.97
+    j = judged(f)
+    assert j.verdict == REPRODUCED
+    assert j.cpu_busy == 0.725      # non-blocking PP across's best step, the busiest judged
+    f["non-blocking"]["pp-across"]["best_cpu_busy"] = 0.95
+    assert judged(f).verdict == INVALID and judged(f).cpu_busy == 0.95
 
 
 # ---- the job and the fluid model ----

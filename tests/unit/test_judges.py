@@ -14,6 +14,7 @@ import pytest
 import scenarios
 from scenarios.kit import fault_harness as harness
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
+from scenarios.kit.invalid import JUDGED_BUSY, busiest
 from scenarios.kit.timeline import Timeline
 
 from .conftest import put
@@ -337,3 +338,27 @@ def test_a_run_that_lost_a_part_is_invalid_whatever_it_measured(tmp_path):
     result = scenario.execute(tmp_path, quick=True)
     assert result.verdict == "invalid" and "controller exited" in result.measured
     assert (tmp_path / "link-flap.json").exists()
+
+
+# ---- the CPU figure a verdict's validity read ----
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_a_report_records_the_cpu_figure_its_validity_read(name):
+    """Where a judge reads the CPU it says what it read (Judgement.cpu_busy): the busiest of the
+    runs its verdict rests on, never above the busiest figure recorded; the report writes it as
+    JUDGED_BUSY, which is what `busiest` (the invalid cause, bench/headroom.py) then reads."""
+    figures = RECORDED[name]()
+    recorded_max = busiest(figures)
+    result = scenarios.get(name).report(copy.deepcopy(figures))
+    judged_busy = result.figures.get(JUDGED_BUSY)
+    if recorded_max is None:            # the fault scenarios read no CPU figure
+        assert judged_busy is None
+        return
+    assert judged_busy is not None and judged_busy <= recorded_max
+    assert busiest(result.figures) == judged_busy
+
+
+def test_busiest_is_the_judged_figure_where_there_is_one():
+    figures = {"a": {"cpu_busy": [0.5, 0.97]}, "b": {"best_cpu_busy": 0.6}}
+    assert busiest(figures) == 0.97
+    assert busiest({**figures, JUDGED_BUSY: 0.6}) == 0.6

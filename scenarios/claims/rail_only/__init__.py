@@ -40,7 +40,7 @@ from typing import ClassVar
 from scenarios.claims.rail_only.rail_only_view import describe, plot_result
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import setup_of, valid
+from scenarios.kit.traffic_helpers import peak, setup_of, valid
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -325,7 +325,8 @@ class RailOnly(Scenario, name="rail-only", claim="C13", tour=True):
         expectation, measured, headline = describe(figures, e, wrong, TOLERANCE)
         return Judgement(verdict(claim and agree, valid(*figures["cpu_busy"])), expectation, measured,
                          derived={**e, "disagreements": {k: v[:5] for k, v in wrong.items() if v}},
-                         headline=headline)
+                         headline=headline,
+                         cpu_busy=peak(*figures["cpu_busy"]))
 
     def plot(self, result, path) -> bool:
         return plot_result(self, result, path, FAMILIES, MODES)

@@ -43,7 +43,7 @@ from scenarios.claims.segment_placement.segment_traffic import BG_PORT, Backgrou
 from scenarios.kit import plots
 from scenarios.kit.base import Judgement, Scenario, verdict
 from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import median, setup_of, valid
+from scenarios.kit.traffic_helpers import median, peak, setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -274,7 +274,8 @@ class SegmentPlacement(Scenario, name="segment-placement", claim="C7", tour=True
                       + f"; spread slowdown {pct}"),
             derived={"slowdowns": rows},
             headline=f"tier 2: inside {inside_payload:.0f} B, spread {spread_bytes / 1e6:.2f} MB; spread "
-                     f"{top['slowdown']:.2f}x slower at {top['load']:.0%} load (exp. {top['expected']:.2f}x)")
+                     f"{top['slowdown']:.2f}x slower at {top['load']:.0%} load (exp. {top['expected']:.2f}x)",
+            cpu_busy=peak(*busy))
 
     def plot(self, result, path: Path) -> bool:
         """Completion by background load (bars: mean of the runs; range and dots: every run;

@@ -298,7 +298,8 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
             headline=(f"skeleton {sk['probes_per_s']:g} probes/s ({cost:.0%} of the mesh's), found "
                       f"{sk['recall_job']:.0%} of job-path faults, precision {sk['precision']:.0%}; "
                       f"mesh found {mesh['recall_all']:.0%} of all; localized exactly: skeleton "
-                      f"{share(sk['localized']['exact'])}, mesh {share(mesh['localized']['exact'])}"))
+                      f"{share(sk['localized']['exact'])}, mesh {share(mesh['localized']['exact'])}"),
+            cpu_busy=figures["cpu_busy"])
 
     def plot(self, result, path: Path) -> bool:
         f = result.figures
