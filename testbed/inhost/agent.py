@@ -166,8 +166,9 @@ class Agent:
             self.error(f"listen {ip}:{port:d} {e!r}")
 
     def read(self, conn: socket.socket, idx: int) -> None:
-        """Count what `conn` delivers into one buffer: recv(n) would allocate n bytes a call (an
-        mmap and munmap for 256 KB, with a TLB shootdown across CPUs) to keep a segment or two."""
+        """Count what `conn` delivers, read into one buffer: recv(n) would allocate and free an
+        n-byte block a call (256 KB: the allocator's large-block path, page faults included) to
+        keep a segment or two (docs/testing.md, 2026-12-03)."""
         n, first, buf = 0, None, bytearray(CHUNK)
         try:
             while True:
