@@ -13,8 +13,7 @@ import shutil
 
 from testbed.core import sh
 from testbed.core.errors import TestbedError
-from testbed.emulation import rcu, sendbuf
-from testbed.emulation.netdevs import all_bridges, delete_bridges, delete_links, tagged_bridges
+from testbed.emulation import netdevs, rcu, sendbuf
 from testbed.emulation.processes import kill_all
 from testbed.emulation.runstate import RunState, alive, held_run, runs
 
@@ -31,12 +30,12 @@ def _processes(state: RunState) -> list[str]:
 
 
 def _bridges(state: RunState) -> list[str]:
-    ours = tagged_bridges(state.run_id) | (set(state.data["bridges"]) & all_bridges())
-    return [delete_bridges(ours, len(state.data["root_intfs"]))]
+    ours = netdevs.tagged_bridges(state.run_id) | (set(state.data["bridges"]) & netdevs.all_bridges())
+    return [netdevs.delete_bridges(ours, len(state.data["root_intfs"]))]
 
 
 def _interfaces(state: RunState) -> list[str]:
-    n = delete_links(state.data["root_intfs"])
+    n = netdevs.delete_links(state.data["root_intfs"])
     return [f"{n} interfaces"] if n else []
 
 
@@ -94,8 +93,8 @@ def clean(include_live: bool = False) -> list[str]:
                 done.append(f"{state.run_id}: {e}")
     live_bridges = {b for s in runs() for b in s.data["bridges"]}
     held = held_run()
-    stray = tagged_bridges() - live_bridges - (tagged_bridges(held) if held else set())
+    stray = netdevs.tagged_bridges() - live_bridges - (netdevs.tagged_bridges(held) if held else set())
     if stray:
-        delete_bridges(stray, 0)
+        netdevs.delete_bridges(stray, 0)
         done.append(f"stray tagged bridges: {', '.join(sorted(stray))}")
     return done

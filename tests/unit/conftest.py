@@ -1,9 +1,57 @@
-"""Helpers the unit tests share (test modules cannot import each other: pytest.ini)."""
+"""Helpers the unit tests share (test modules cannot import each other: pytest.ini), and the
+guard every unit test runs under: nothing it starts may reach this machine's network."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
+
+# Programs that read or change Open vSwitch, interfaces, routes, queues or firewall tables.
+MACHINE_TOOLS = ("ovs-vsctl", "ovs-ofctl", "ovs-appctl", "ovs-dpctl", "ovsdb-client", "ip", "tc",
+                 "nft", "ethtool", "mnexec", "brctl")
+ASKS_NOTHING = (["--help"], ["--version"], ["-V"])   # a program's usage or version: allowed
+_TOOL = "|".join(re.escape(t) for t in MACHINE_TOOLS)
+# ... at a command's position in a shell script: its start, or after a newline, ;, &, |, (,
+# `exec ` or `sudo `, with or without a directory
+_AT_COMMAND = re.compile(rf"(?:^|[\n;&|(]|\bexec |\bsudo )\s*(?:\S*/)?({_TOOL})(?=\s|$)")
+SHELLS = ("sh", "bash", "dash")
+
+
+class MachineTouched(BaseException):
+    """A unit test started a program that acts on this machine's network (MACHINE_TOOLS)."""
+
+
+def machine_tool(args) -> str | None:
+    """The MACHINE_TOOLS program `args` (a Popen argv, or a shell string) would run, if any:
+    the program itself, or one a shell's `-c` script runs."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        scripts = [os.fsdecode(args)]
+    else:
+        argv = [os.fsdecode(a) for a in args]
+        program = os.path.basename(argv[0]) if argv else ""
+        if program in MACHINE_TOOLS and argv[1:] not in ASKS_NOTHING:
+            return program
+        scripts = argv[argv.index("-c") + 1:][:1] if program in SHELLS and "-c" in argv else []
+    found = next(filter(None, (_AT_COMMAND.search(s) for s in scripts)), None)
+    return found.group(1) if found else None
+
+
+class _GuardedPopen(subprocess.Popen):
+    def __init__(self, args, *rest, **kwargs):
+        tool = machine_tool(args)
+        if tool:
+            raise MachineTouched(f"a unit test ran {tool}: {args!r:.300}")
+        super().__init__(args, *rest, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def machine_untouched(monkeypatch):
+    """Every unit test: a process that would act on Open vSwitch or the kernel's network
+    (MACHINE_TOOLS) raises MachineTouched instead of starting. A patch that misses (a function
+    imported by name into another module keeps the original) once let `teardown.clean()`, in a
+    unit test, delete the bridges of a fabric running beside the tests."""
+    monkeypatch.setattr(subprocess, "Popen", _GuardedPopen)
 
 
 def put(path: str, value):
