@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios.claims.hash_polarization import as_predicted, band, crowd, predicted_completion, traced_idle
+from scenarios.claims.hash_polarization import (
+    as_predicted,
+    band,
+    confirmed,
+    crowd,
+    predicted_completion,
+    traced_idle,
+    until_confirmed,
+)
 from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "hash_polarization.json").read_text())
@@ -104,3 +112,27 @@ def test_how_many_flows_crowd_a_port_follows_the_queue_in_frames_at_the_fabrics_
     assert crowd_limit({}) == crowd_limit({"mtu": 1500, "queue_bytes": 48_000}) == 10
     assert (crowd_limit({"mtu": 4096, "queue_bytes": 48_000}),
             crowd_limit({"mtu": 9000, "queue_bytes": 48_000})) == (3, 1)
+
+
+def test_a_second_round_within_5_percent_confirms_the_fastest():
+    assert confirmed([2.27, 2.71, 2.30])                 # two clean rounds
+    assert not confirmed([2.72, 3.63, 4.28])             # three tails (a CI run judged 2.72)
+    assert not confirmed([2.27])
+
+
+@pytest.mark.parametrize("times,ran", [
+    ([2.27, 2.30, 2.90, 9.0], 3),                       # confirmed by the third: no more
+    ([2.72, 3.63, 4.28, 2.26, 2.29, 9.0], 5),           # three tails: until two clean ones
+    ([2.72, 3.63, 4.28, 3.10, 3.40, 3.70, 9.0], 6),     # at most rounds + more_rounds
+])
+def test_rounds_run_until_the_fastest_is_confirmed(times, ran):
+    it = iter(times)
+    rounds = until_confirmed(lambda: next(it), lambda t: t, 3, 6)
+    assert len(rounds) == ran
+
+
+def test_the_report_says_how_many_rounds_ran_and_if_the_fastest_was_confirmed():
+    f = figures("default")
+    f["polarized"]["round_seconds"] = [2.72, 3.63, 4.28, 3.1, 3.4, 3.7]
+    f["seeded"]["round_seconds"] = [1.55, 1.57, 2.1]
+    assert "fastest of 6 (unconfirmed) and 3 rounds" in judged(f).measured
