@@ -27,6 +27,10 @@
    same machine is not counted; a bridge or run directory is not counted while its run's
    owner (state.json) is alive and not ours.  Leftovers fail the session (an error at teardown of the last
    test) with the list; clean them with `hpn-testbed clean`.
+
+4. Kept run directories (a run that fails keeps its directory, testbed/emulation/keep.py) go
+   under pytest's temporary directory for the session ($HPN_KEEP_DIR, unless already set), not
+   /var/tmp/hpn-testbed.
 """
 from __future__ import annotations
 
@@ -297,6 +301,16 @@ def _leftovers(before, token: bytes) -> list[str]:
             text = cmd.replace(b"\0", b" ").decode(errors="replace").strip()
             left.append(f"process {pid}: {text}")
     return left
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kept_runs_stay_in_pytests_temp(tmp_path_factory):
+    """Runs the tests fail on purpose (a killed controller, a stopped one) keep their directory
+    (testbed/emulation/keep.py): under pytest's own temporary directory, which pytest prunes,
+    not /var/tmp/hpn-testbed, where every CI run used to leave four. HPN_KEEP_DIR, if set, wins."""
+    if not os.environ.get("HPN_KEEP_DIR"):
+        os.environ["HPN_KEEP_DIR"] = str(tmp_path_factory.mktemp("kept-runs"))
+    yield
 
 
 @pytest.fixture(scope="session", autouse=True)

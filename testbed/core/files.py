@@ -164,6 +164,45 @@ def make_dirs(path) -> Path:
     return path
 
 
+# ---- a private directory in a shared place ----
+
+def _swappable(st: os.stat_result) -> bool:
+    """Could someone other than root and us rename or replace entries of this directory?"""
+    foreign = st.st_uid not in (0, os.geteuid())
+    open_to_others = st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX
+    return bool(foreign or open_to_others)
+
+
+def private_dir(path) -> tuple[Path | None, str | None]:
+    """`path` as a directory only we can change, made (mode 0700) if absent: (the resolved
+    path, None), or (None, why not). For directories under a place every user can write
+    (/var/tmp): a local user who made the name first, as their own directory or as a symlink,
+    must not get root's files nor steer root's writes. Refused: a symlink, a directory not
+    ours or that others may write, and a parent that someone else could swap it in (one not
+    owned by root or us, or writable by others without the sticky bit), up to /."""
+    path = Path(path)
+    parent = Path(os.path.realpath(path.parent))
+    for where in (parent, *parent.parents):
+        try:
+            if _swappable(os.stat(where)):
+                return None, f"{shown(where)} is open to other users"
+        except OSError as e:
+            return None, f"{shown(where)}: {e.strerror}"
+    path = parent / path.name
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        return None, f"{shown(path)}: {e.strerror}"
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        return None, f"{shown(path)} is not a directory (a symbolic link or a file)"
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return None, f"{shown(path)} is another user's or open to other users"
+    return path, None
+
+
 # ---- reading ----
 
 def _kind(mode: int) -> str:

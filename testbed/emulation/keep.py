@@ -1,8 +1,12 @@
 """Keeping a run's directory (controller spec, status and log, iperf3 output, probe logs) past
 its teardown: with `--keep`, and always when the run failed, it is copied to
-/var/tmp/hpn-testbed/RUN (root only, mode 0700) before the run's own directory is removed, and
-the user is told where. `HPN_KEEP=1` (what `--keep` sets) asks for it for every run of the
-process, the scenarios' bring-ups included."""
+/var/tmp/hpn-testbed/RUN (or $HPN_KEEP_DIR/RUN; root only, mode 0700) before the run's own
+directory is removed, and the user is told where. `HPN_KEEP=1` (what `--keep` sets) asks for it
+for every run of the process, the scenarios' bring-ups included.
+
+/var/tmp is every user's: a name there that another user made first (their own directory, or
+a symlink to elsewhere) is not written into; the run's directory is then not kept, and the user
+is told why (files.private_dir)."""
 from __future__ import annotations
 
 import os
@@ -10,7 +14,13 @@ import shutil
 import sys
 from pathlib import Path
 
-KEEP_ROOT = Path(os.environ.get("HPN_KEEP_DIR", "/var/tmp/hpn-testbed"))
+from testbed.core import files
+
+KEEP_ROOT = "/var/tmp/hpn-testbed"
+
+
+def keep_root() -> Path:
+    return Path(os.environ.get("HPN_KEEP_DIR") or KEEP_ROOT)
 
 
 def wanted() -> bool:
@@ -24,16 +34,24 @@ def failed(exc_type) -> bool:
 
 
 def keep(run_dir: Path) -> Path | None:
-    """Copy `run_dir` under KEEP_ROOT (symlinks copied as links, never followed); say where."""
+    """Copy `run_dir` under keep_root() (symlinks copied as links, never followed); say where,
+    or why it was not kept."""
     if not run_dir.is_dir():
         return None
-    KEEP_ROOT.mkdir(mode=0o700, parents=True, exist_ok=True)
-    target = KEEP_ROOT / run_dir.name
+    root, problem = files.private_dir(keep_root())
+    if problem:
+        _say(f"run directory not kept: {problem}")
+        return None
+    target = root / run_dir.name
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(run_dir, target, symlinks=True)
     os.chmod(target, 0o700)
+    _say(f"run directory kept: {target}")
+    return target
+
+
+def _say(line: str) -> None:
     try:
-        print(f"hpn-testbed: run directory kept: {target}", file=sys.stderr, flush=True)
+        print(f"hpn-testbed: {line}", file=sys.stderr, flush=True)
     except OSError:
         pass
-    return target
