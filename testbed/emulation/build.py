@@ -99,7 +99,8 @@ class Emulation(Lifecycle):
 
     # ---- lifecycle (Lifecycle: a failed start stops what it began) ----
     def __exit__(self, exc_type, exc, tb):
-        self._failed = keep.failed(exc_type)      # a failed run keeps its directory (keep.py)
+        # a failed run keeps its directory (keep.py), with what failed it
+        self._failure = keep.failure(exc_type, exc)
         while True:
             try:
                 self.stop()
@@ -185,8 +186,9 @@ class Emulation(Lifecycle):
             except Exception as e:   # go on: teardown.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
         if self.state.dir.exists():
-            if keep.wanted() or getattr(self, "_failed", False) or keep.failed(sys.exc_info()[0]):
-                keep.keep(self.state.dir)
+            failure = getattr(self, "_failure", None) or keep.failure(*sys.exc_info()[:2])
+            if keep.wanted() or failure:
+                keep.keep(self.state.dir, failure)
             teardown.destroy(self.state)
         if self._lock is not None:
             self._lock.release()

@@ -33,9 +33,14 @@ def failed(exc_type) -> bool:
     return exc_type is not None and not issubclass(exc_type, (KeyboardInterrupt, interrupts.Terminated))
 
 
-def keep(run_dir: Path) -> Path | None:
-    """Copy `run_dir` under keep_root() (symlinks copied as links, never followed); say where,
-    or why it was not kept."""
+def failure(exc_type, exc) -> str | None:
+    """What failed a run, in a line ("TestbedError: ..."), or None if it did not fail."""
+    return f"{exc_type.__name__}: {exc}" if failed(exc_type) else None
+
+
+def keep(run_dir: Path, failure: str | None = None) -> Path | None:
+    """Copy `run_dir` under keep_root() (symlinks copied as links, never followed), with the
+    `failure` that ended the run as failure.txt; say where, or why it was not kept."""
     if not run_dir.is_dir():
         return None
     root, problem = files.private_dir(keep_root())
@@ -46,6 +51,8 @@ def keep(run_dir: Path) -> Path | None:
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(run_dir, target, symlinks=True)
     os.chmod(target, 0o700)
+    if failure:
+        files.write_file(target, "failure.txt", failure + "\n")
     _say(f"run directory kept: {target}")
     return target
 

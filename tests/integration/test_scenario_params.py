@@ -60,7 +60,9 @@ def test_three_nics_expect_a_loss_of_one_sixth(tmp_path):
 def test_repeat_runs_fresh_bring_ups_and_reports_k_of_n(tmp_path):
     wait_for_headroom()
     proc = hpn_testbed("run", "one-way-fault", "--quick", "--repeat", "2", "--json", "--out", str(tmp_path))
-    (summary,) = json.loads(proc.stdout)["result"]
+    doc = json.loads(proc.stdout)
+    assert doc["ok"], f"{doc.get('error')}\n{proc.stderr[-2000:]}"
+    (summary,) = doc["result"]
     assert summary["runs"] == 2 and len(summary["results"]) == 2
     verdicts = [r["verdict"] for r in summary["results"]]
     assert summary["verdicts"] == verdicts and summary["reproduced"] == verdicts.count("reproduced")

@@ -28,6 +28,13 @@ def test_keep_copies_the_run_directory_and_says_where(tmp_path, monkeypatch, cap
     assert (target / "controller.log").read_text() == "learned 16 NICs\n"
     assert str(target) in capsys.readouterr().err
     assert (tmp_path / "kept").stat().st_mode & 0o777 == 0o700
+    assert not (target / "failure.txt").exists()
+
+
+def test_a_failed_run_keeps_what_failed_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPN_KEEP_DIR", str(tmp_path / "kept"))
+    target = keep.keep(a_run(tmp_path), "TestbedError: on p0s0h0: script failed (1)")
+    assert (target / "failure.txt").read_text() == "TestbedError: on p0s0h0: script failed (1)\n"
 
 
 def test_a_sticky_shared_parent_like_var_tmp_is_fine(tmp_path, monkeypatch):
