@@ -79,7 +79,10 @@ def fill_answers(lab, workdir: Path) -> None:
     (workdir / "answers.toml").write_text("\n".join(lines) + "\n")
 
 
-def run_session(lab, lines: list[str], stdin: str, env: dict, home: Path) -> str:
+def run_session(lab, lines: list[str], stdin: str, env: dict, home: Path, earlier: list[str]) -> str:
+    """Run one session of the sheet; `earlier` (what the sheet's sessions so far printed, its
+    errors included) is appended to, and shown when this one fails: a `run` that exited 1
+    without a result is why a later `lab check` finds none."""
     checks = [i for i, line in enumerate(lines) if " lab check " in f" {line} "]
     workdir = home / f"lab{lab.number}"
     if checks:
@@ -93,9 +96,12 @@ def run_session(lab, lines: list[str], stdin: str, env: dict, home: Path) -> str
     for i, line in enumerate(lines):
         rc = int(statuses.get(str(i), -1))
         allowed = (0, 1) if re.search(r"hpn-testbed run ", line) else (0,)
-        assert rc in allowed, \
-            f"lab {lab.number}: `{line}` exited {rc}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        assert rc in allowed, (f"lab {lab.number}: `{line}` exited {rc}\n{proc.stdout[-3000:]}\n"
+                               f"{proc.stderr[-3000:]}\n--- the sheet's earlier sessions, their "
+                               f"errors:\n{''.join(earlier)[-4000:]}")
     output = proc.stdout + proc.stderr
+    earlier.append("".join(f"$ {line}\n" for line in lines) + "".join(
+        f"{row}\n" for row in proc.stderr.splitlines() if "error" in row.lower() or "hpn-testbed:" in row))
     for word in ("Traceback", "Unknown command", "usage:"):
         assert word not in output, f"lab {lab.number}: {word!r} in\n{output[-3000:]}"
     for typed in stdin.splitlines():
@@ -115,14 +121,15 @@ def test_every_command_of_the_sheet_runs(lab, tmp_path):
     assert len(found) >= 4, f"{lab.sheet}: a sheet has setup, steps and a check"
     typed = "\n".join(line for lines, stdin in found for line in [*lines, stdin])
     assert "labs/instructor" not in typed, f"{lab.sheet}: a students' VM has no labs/instructor/"
+    earlier: list[str] = []
     for lines, stdin in found:
-        run_session(lab, lines, stdin, env, home)
+        run_session(lab, lines, stdin, env, home, earlier)
     # every question, going further included, now has a result to be graded from
     workdir = home / f"lab{lab.number}"
     fill_answers(lab, workdir)
     final = subprocess.run([str(BIN / "hpn-testbed"), "lab", "check", str(lab.number), "answers.toml"],
                            cwd=workdir, env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert final.returncode == 0, final.stdout + final.stderr
+    assert final.returncode == 0, f"{final.stdout}{final.stderr}\n--- errors:\n{''.join(earlier)[-4000:]}"
     missing = [k for k, v in labs.expected_answers(lab, workdir / "out").items() if v is None]
     assert not missing, f"lab {lab.number}: no result for {missing} after every command ran"
     TIMES[lab.number] = time.monotonic() - started
