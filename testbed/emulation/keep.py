@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from testbed.core import files
+from testbed.core.errors import TestbedError
 
 KEEP_ROOT = "/var/tmp/hpn-testbed"
 
@@ -48,11 +49,15 @@ def keep(run_dir: Path, failure: str | None = None) -> Path | None:
         _say(f"run directory not kept: {problem}")
         return None
     target = root / run_dir.name
-    shutil.rmtree(target, ignore_errors=True)
-    shutil.copytree(run_dir, target, symlinks=True)
-    os.chmod(target, 0o700)
-    if failure:
-        files.write_file(target, "failure.txt", failure + "\n")
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(run_dir, target, symlinks=True)
+        os.chmod(target, 0o700)
+        if failure:
+            files.write_file(target, "failure.txt", failure + "\n")
+    except (OSError, TestbedError) as e:    # the teardown that follows must run all the same
+        _say(f"run directory not kept whole: {target}: {e}")
+        return None
     _say(f"run directory kept: {target}")
     return target
 

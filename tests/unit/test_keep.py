@@ -84,3 +84,13 @@ def test_wanted_follows_the_environment(monkeypatch):
     assert not keep.wanted()
     monkeypatch.setenv("HPN_KEEP", "1")
     assert keep.wanted()
+
+
+def test_a_copy_that_fails_is_said_and_raises_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("HPN_KEEP_DIR", str(tmp_path / "kept"))
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(keep.shutil, "copytree", full)
+    assert keep.keep(a_run(tmp_path), "PartLost: the controller exited") is None
+    assert "not kept whole" in capsys.readouterr().err
