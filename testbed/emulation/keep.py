@@ -39,9 +39,9 @@ def failure(exc_type, exc) -> str | None:
     return f"{exc_type.__name__}: {exc}" if failed(exc_type) else None
 
 
-def keep(run_dir: Path, failure: str | None = None) -> Path | None:
-    """Copy `run_dir` under keep_root() (symlinks copied as links, never followed), with the
-    `failure` that ended the run as failure.txt; say where, or why it was not kept."""
+def keep(run_dir: Path, why: str | None = None) -> Path | None:
+    """Copy `run_dir` under keep_root() (symlinks copied as links, never followed), with `why`
+    the run failed (keep.failure) as failure.txt; say where, or why it was not kept."""
     if not run_dir.is_dir():
         return None
     root, problem = files.private_dir(keep_root())
@@ -53,8 +53,8 @@ def keep(run_dir: Path, failure: str | None = None) -> Path | None:
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(run_dir, target, symlinks=True)
         os.chmod(target, 0o700)
-        if failure:
-            files.write_file(target, "failure.txt", failure + "\n")
+        if why:
+            files.write_file(target, "failure.txt", why + "\n")
     except (OSError, TestbedError) as e:    # the teardown that follows must run all the same
         _say(f"run directory not kept whole: {target}: {e}")
         return None
