@@ -32,16 +32,24 @@ def size_of(text: str) -> int:
 
 
 def init() -> None:
-    """Join the job's process group over this rank's NIC address."""
+    """Join the job's process group over this rank's NIC address: a gloo backend whose device is
+    bound to TESTBED_ADDR (init_process_group's pg_options do not reach gloo, so it is registered
+    as a backend of its own), or plain gloo where GLOO_SOCKET_IFNAME names the interface."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     master = f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
     addr = os.environ.get("TESTBED_ADDR")
-    options = None
+    backend = "gloo"
     if addr and not os.environ.get("GLOO_SOCKET_IFNAME"):
-        options = dist.ProcessGroupGloo._Options()
-        options._devices = [dist.ProcessGroupGloo.create_device(hostname=addr)]
-    dist.init_process_group("gloo", init_method=master, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60), pg_options=options)
+        def gloo_on_addr(store, group_rank, group_size, timeout):
+            options = dist.ProcessGroupGloo._Options()
+            options._timeout = timeout
+            options._devices = [dist.ProcessGroupGloo.create_device(hostname=addr)]
+            options._threads = 2
+            return dist.ProcessGroupGloo(store, group_rank, group_size, options)
+        backend = "gloo_addr"
+        dist.Backend.register_backend(backend, gloo_on_addr, devices=["cpu"])
+    dist.init_process_group(backend, init_method=master, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
 
 
 def bench(size: int, iters: int, warmup: int) -> float:
