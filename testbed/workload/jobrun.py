@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from testbed.emulation.build import Emulation
 from testbed.workload.jobs import Job, Rank, place
 
 POLL_S = 0.1
@@ -75,7 +76,8 @@ def free_port(emu, host: str, start: int) -> int:
     return start
 
 
-def run_job(emu, job: Job, out: str | Path | None = None, cwd: str | Path | None = None) -> JobResult:
+def run_job(emu: Emulation, job: Job, out: str | Path | None = None,
+            cwd: str | Path | None = None) -> JobResult:
     """Run `job` on `emu`; its ranks' logs and job.json go to `out` (default: jobs/NAME in the run
     directory, which goes with the run unless kept). `cwd`: where the ranks start (default ours)."""
     port = free_port(emu, place(job, emu.fabric, emu.bond)[0].host, job.master_port)
