@@ -54,7 +54,8 @@ class JobResult:
     def line(self) -> str:
         """One line: what the job did, or which rank failed it and how."""
         if self.ok:
-            return f"job {self.name}: {len(self.ranks)} ranks exited 0 in {self.seconds:.1f} s"
+            n = len(self.ranks)
+            return f"job {self.name}: {n} rank{'s' * (n != 1)} exited 0 in {self.seconds:.1f} s"
         r = self.failed
         how = "timed out" if r.status == "timeout" else \
             f"exited {r.returncode}" if r.status.startswith("exit") else f"was killed ({r.status})"
