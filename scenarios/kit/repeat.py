@@ -46,14 +46,18 @@ def summarize(results: list[Result]) -> dict:
             "figures": {key: spread(values) for key, values in per_key.items()}}
 
 
-def repeat(scenario, n: int, out: Path, on_run=None, steps=None) -> tuple[dict, list[Result]]:
+def repeat(scenario, n: int, out: Path, on_run=None, steps=None,
+           attempt=None) -> tuple[dict, list[Result]]:
     """Run `scenario` (configured) `n` times, each run's files as NAME.runK.json/png; the summary
     (also NAME.repeat.json, with every run) and the results. `on_run(k, result)` after each;
-    `steps` (a progress.Steps) shows "k of N" with an ETA."""
+    `steps` (a progress.Steps) shows "k of N" with an ETA; `attempt(execute)` runs each
+    (e.g. again while invalid, testbed/cli/attempts.py)."""
     results, steps = [], steps or progress.Steps(f"{scenario.name} run", n)
     for k in range(1, n + 1):
         with steps.step(f"{scenario.name}.run{k}"):
-            result = scenario.execute(out, quick=scenario.quick, stem=f"{scenario.name}.run{k}")
+            def execute(k=k):
+                return scenario.execute(out, quick=scenario.quick, stem=f"{scenario.name}.run{k}")
+            result = attempt(execute) if attempt else execute()
         results.append(result)
         if on_run:
             on_run(k, result)

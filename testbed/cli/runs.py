@@ -2,6 +2,7 @@
 experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
+from testbed.cli import attempts
 from testbed.cli.output import check_output, console, escape, print_json, styled, table
 from testbed.core import progress
 from testbed.core.errors import ParamError
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
     from testbed.cli.topo import add_custom_arg
     add_custom_arg(ls)
     ls.set_defaults(func=cmd_list)
-    r = sub.add_parser("run", add_help=False,
+    r = sub.add_parser("run", add_help=False, epilog=attempts.EPILOG,
                        help="run scenarios or experiment files (needs root; --check does not); with no NAME, "
                             "the tour")
     r.add_argument("-h", "--help", action="store_true",
@@ -32,6 +33,10 @@ def add_parser(sub) -> None:
                         "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
+    r.add_argument("--retries", type=int, default=attempts.DEFAULT_RETRIES, metavar="N",
+                   help="run a scenario again, on a fresh bring-up, when its run was invalid because the "
+                        f"machine was too busy (at most N more times, default {attempts.DEFAULT_RETRIES}, "
+                        "0: never); every attempt is reported, the verdict comes from a valid run")
     r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--check", action="store_true",
@@ -104,6 +109,8 @@ def chosen_runs(args) -> list:
     settings = parse_settings(args.set)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
+    if not 0 <= args.retries <= attempts.MAX_RETRIES:
+        raise ParamError(f"--retries {args.retries}: choose 0..{attempts.MAX_RETRIES}")
     names = args.names or scenarios.TOUR
     servers = servers_of(args)
     toml = [n for n in names if n.endswith(".toml")]
@@ -212,16 +219,34 @@ def run_all(runs, args) -> int:
         if not args.json:
             con.print(f"[bold]{escape(scenario.name)}[/bold] ({scenario.claim}): {escape(scenario.title)}")
         with steps.step(scenario.name) if len(runs) > 1 else progress.phase(scenario.name):
-            result = scenario.execute(out, quick=scenario.quick)
+            result = attempted(scenario, args, con, lambda s=scenario: s.execute(out, quick=s.quick))
         results.append(result)
         if not args.json:
             print_result(con, result)
     if args.json:
         from dataclasses import asdict
         print_json([asdict(r) for r in results])
-    elif len(results) > 1:
-        con.print(summary_table(results))
-    return 0 if all(r.verdict in OK_VERDICTS for r in results) else 1
+    else:
+        if len(results) > 1:
+            con.print(summary_table(results))
+        con.print(f"[bold]{escape(attempts.closing(results))}[/bold]")
+    return attempts.exit_status(results)
+
+
+def attempted(scenario, args, con, execute):
+    """`execute()` again while its run is invalid for want of CPU, at most --retries more times,
+    each attempt said (on stdout unless --json) and waiting first for a quieter machine."""
+    import time
+
+    def said(k, result):
+        if not args.json:
+            con.print(f"  attempt {k}: {shown(result.verdict)} ({escape(result.headline)}); "
+                      f"running {escape(scenario.name)} again on a fresh bring-up")
+
+    def calm():
+        with progress.phase("waiting for a quieter machine"):
+            attempts.wait_for_quiet(time.sleep, time.monotonic)
+    return attempts.until_valid(execute, args.retries, said, calm)
 
 
 def summary_table(results):
@@ -252,14 +277,18 @@ def run_repeats(runs, args, out, con) -> int:
             if not args.json:
                 con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
         summary, results = repeat(scenario, args.repeat, out, each,
-                                  progress.Steps(f"{scenario.name} run", args.repeat))
+                                  progress.Steps(f"{scenario.name} run", args.repeat),
+                                  lambda execute, s=scenario: attempted(s, args, con, execute))
         summaries.append((summary, results))
         if not args.json:
             print_spread(con, summary)
     if args.json:
         from dataclasses import asdict
         print_json([{**s, "results": [asdict(r) for r in rs]} for s, rs in summaries])
-    return 0 if all(s["reproduced"] == s["runs"] for s, _ in summaries) else 1
+    every = [r for _, rs in summaries for r in rs]
+    if not args.json:
+        con.print(f"[bold]{escape(attempts.closing(every))}[/bold]")
+    return attempts.exit_status(every)
 
 
 def print_spread(con, summary: dict) -> None:
