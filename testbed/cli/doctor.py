@@ -47,4 +47,7 @@ def cmd_doctor(args) -> int:
         con.print(f"[red]missing:[/red] {m}")
     if "note" in report:
         con.print(f"[yellow]note:[/yellow] {report['note']}")
+    if not missing:
+        con.print(f"[green]ready:[/green] fabrics can be built here (datapath "
+                  f"{report['paths']['ovs_datapath']}, host bond {report['paths']['host_bond']})")
     return 1 if missing else 0

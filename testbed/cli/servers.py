@@ -10,7 +10,8 @@ def add_parser(sub) -> None:
                                        "for `up --servers` (needs root)")
     ssub = s.add_subparsers(dest="servers_command", required=True)
     u = ssub.add_parser("up", help="start N servers joined by an underlay (198.18.77.0/24)")
-    u.add_argument("n", type=int, metavar="N")
+    u.add_argument("n", type=int, metavar="N", help="how many servers (each a namespace with its own "
+                                                     "sshd and Open vSwitch)")
     u.add_argument("--json", action="store_true")
     u.set_defaults(func=cmd_up)
     d = ssub.add_parser("down", help="remove the servers and everything `servers up` made")
