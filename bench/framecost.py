@@ -39,7 +39,7 @@ from chain import ADDR_B, Chain
 from scenarios.kit.invalid import BUSY_LIMIT
 from testbed.core.wait import wait_for
 from testbed.emulation.build import QUEUE_BYTES
-from testbed.emulation.system import DEFAULT_MTU
+from testbed.emulation.net.system import DEFAULT_MTU
 from testbed.measure.meters import cpu_times
 
 TODAY = {"mtu": 1500, "queue": QUEUE_BYTES, "shape": "htb"}   # main before issue 27

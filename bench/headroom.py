@@ -28,7 +28,7 @@ from pathlib import Path
 
 from scenarios.kit.invalid import BUSY_LIMIT, busiest
 from testbed.cli.runs import MAX_REPEAT
-from testbed.emulation.system import MTU_RANGE
+from testbed.emulation.net.system import MTU_RANGE
 
 PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
 

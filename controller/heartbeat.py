@@ -1,5 +1,5 @@
 """The controller's heartbeat: its monotonic clock, stamped into a file of the run every
-interval by a thread of its own, so the testbed's watchdog (testbed/emulation/watchdog.py) can
+interval by a thread of its own, so the testbed's watchdog (testbed/emulation/control/watchdog.py) can
 tell a controller that stopped answering (SIGSTOP, a hang) from one that is merely busy.
 
 The file is opened once (O_NOFOLLOW, in the run's root-only directory) and overwritten in

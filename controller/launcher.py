@@ -8,10 +8,10 @@ directory (the testbed makes it root-only) can reach the controller, so a local 
 pose as a switch. Open vSwitch connects to it as `unix:SOCKET` (it accepts such targets only
 under its own run directory). The peer of every connection must be ovs-vswitchd itself, run
 by root: so a connection that claims a switch's DPID is that switch (reconnecting).
-With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster.py) it serves TCP with
+With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster/site.py) it serves TCP with
 mutual TLS instead: only a switch whose certificate the run's CA signed can connect.
 
-Several apps (comma-separated: ours and a user's, testbed/emulation/controller_app.py) run in
+Several apps (comma-separated: ours and a user's, testbed/emulation/control/apps.py) run in
 the one process, as os-ken runs them. The heartbeat the testbed's watchdog reads is stamped here
 (controller/heartbeat.py, its file named by the run's spec), whichever apps run.
 

@@ -122,7 +122,7 @@ class RuleState:
         fabric = families.from_spec(spec)
         if spec.get("policy_file"):   # a policy defined outside the testbed (registry.py)
             policies.load_file(spec["policy_file"])
-        # a user's app runs beside ours: tables 2 and on are its (testbed/emulation/controller_app.py)
+        # a user's app runs beside ours: tables 2 and on are its (testbed/emulation/control/apps.py)
         beside = bool((spec.get("controller_app") or {}).get("beside"))
         return cls(fabric, policies.normalize(fabric, spec.get("routing", {})), beside, log)
 

@@ -12,7 +12,7 @@ from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, FaultKnobs, Workload
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 
 
 class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", claim="C2", tour=True):

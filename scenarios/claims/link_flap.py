@@ -12,9 +12,9 @@ from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, RunKnobs, Workload
 from scenarios.kit.timeline import Timeline
 from testbed.core.errors import ParamError
-from testbed.emulation import fault_registry
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
 
 
 @dataclass(frozen=True)

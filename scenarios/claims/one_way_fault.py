@@ -20,7 +20,7 @@ from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
 from scenarios.kit.timeline import Timeline
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults, Handle
+from testbed.emulation.faults.inject import Faults, Handle
 
 
 @dataclass(frozen=True)

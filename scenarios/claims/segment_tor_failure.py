@@ -54,7 +54,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Schedule, Timeline
 from scenarios.kit.traffic_helpers import valid
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.model.families.hpn import SEGMENT
 from testbed.workload.paced import PacedLoad, one_flow_per_port

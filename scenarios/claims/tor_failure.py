@@ -20,7 +20,7 @@ from scenarios.kit import plots
 from scenarios.kit.base import Judgement, verdict
 from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
 HOSTS = [BUSY, PEER]

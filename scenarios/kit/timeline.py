@@ -8,7 +8,7 @@ segment-tor-failure) and the experiment files (testbed/experiments/runner.py) al
     schedule.play(t0)            # in time order, each at t0 + its time (monotonic clock)
     cut.injected, cut.repaired   # when they happened, on the clock play was given
 
-A fault's `inject` returns its Handle (testbed/emulation/faults.py), whose `repair()` the engine
+A fault's `inject` returns its Handle (testbed/emulation/faults/inject.py), whose `repair()` the engine
 calls `seconds` later; a fault with no `seconds` ends by itself when its inject returns (a flap
 train, which holds the schedule until it ends). At one instant repairs come first, then
 injections, then other actions.

@@ -148,7 +148,7 @@ def _own_leftovers() -> list[str]:
     """Runs of this process whose state is still recorded (teardown did not finish)."""
     import os
 
-    from testbed.emulation import runstate
+    from testbed.emulation.run import runstate
     return [s.run_id for s in runstate.runs() if s.data["owner"][0] == os.getpid()]
 
 

@@ -36,12 +36,14 @@ def count_arg(text: str) -> int:
 
 
 def cmd_capture(args) -> int:
-    from testbed.emulation import capture, runlist
+    from testbed.emulation import capture
+    from testbed.emulation.run import runlist
     from testbed.model import families
     if args.write:
         check_output("-w", args.write)
     state = runlist.running(args.fabric)
-    if state.data.get("servers"):
+    from testbed.emulation.cluster import parts as cluster_parts
+    if cluster_parts.spread(state):
         raise ParamError(f"capture: run {state.run_id} is spread over servers; capture on one "
                          "machine's fabric only")
     spec = files.load_json(state.file("spec.json"), "run spec", files.STATE_MAX)

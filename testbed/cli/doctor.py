@@ -11,7 +11,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_doctor(args) -> int:
-    from testbed.emulation import system
+    from testbed.emulation.net import system
     feats = system.features()
     report = {
         "features": feats,

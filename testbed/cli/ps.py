@@ -1,5 +1,5 @@
 """`hpn-testbed ps`: the fabrics running on this machine (and runs that left something behind),
-read from their run state (testbed/emulation/runstate.py), so `trace --fabric RUN` and `capture`
+read from their run state (testbed/emulation/run/runstate.py), so `trace --fabric RUN` and `capture`
 need no id that only `up` printed."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_ps(args) -> int:
-    from testbed.emulation import runlist
+    from testbed.emulation.run import runlist
     rows = runlist.listing()
     if args.json:
         print_json({"runs": rows})

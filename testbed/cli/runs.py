@@ -136,7 +136,7 @@ def cmd_run(args) -> int:
     runs = chosen_runs(args)                             # bad names and parameters fail here
     check_reports(args.out, runs, args.repeat)
     if servers_of(args):             # each named server known (its state readable) or resolvable
-        from testbed.emulation.cluster_parts import Server
+        from testbed.emulation.cluster.parts import Server
         for name in servers_of(args):
             Server.of(name)
     from testbed.cli.up import keep_requested
@@ -171,7 +171,8 @@ def machine_preflight():
     HPN_DATAPATH / HPN_BOND."""
     import os
 
-    from testbed.emulation import runstate, system
+    from testbed.emulation.net import system
+    from testbed.emulation.run import runstate
     system.check_settings()
     if os.geteuid() != 0:
         raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")

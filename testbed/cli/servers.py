@@ -1,5 +1,5 @@
 """`hpn-testbed servers up N | down | list`: local namespace "servers" to run one fabric across
-several servers with one machine (testbed/emulation/servers.py)."""
+several servers with one machine (testbed/emulation/cluster/servers.py)."""
 from __future__ import annotations
 
 from testbed.cli.output import console, print_json, table
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 
 
 def cmd_up(args) -> int:
-    from testbed.emulation import servers
+    from testbed.emulation.cluster import servers
     record = servers.up(args.n)
     names = [s["name"] for s in record["servers"]]
     if args.json:
@@ -34,14 +34,14 @@ def cmd_up(args) -> int:
 
 
 def cmd_down(args) -> int:
-    from testbed.emulation import servers
+    from testbed.emulation.cluster import servers
     done = servers.down()
     print("\n".join(done) if done else "no servers are up")
     return 0
 
 
 def cmd_list(args) -> int:
-    from testbed.emulation import servers
+    from testbed.emulation.cluster import servers
     rows = servers.status()
     if args.json:
         print_json({"servers": rows})

@@ -175,7 +175,7 @@ def refuse_exit(*_args):
 
 def run_shell(emu) -> None:
     """The CLI on `emu` until the user leaves it; the faults typed in it are undone on the way out."""
-    from testbed.emulation.faults import Faults
+    from testbed.emulation.faults.inject import Faults
     quiet = lg.getEffectiveLevel()
     set_mininet_level(LEVELS["output"])      # the builder set `error`: the CLI would print nothing
     try:

@@ -11,8 +11,8 @@ from mininet.log import output
 from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_arguments, positive
 from testbed.cli.shell_routes import routes_text
 from testbed.cli.trace import port_number
-from testbed.emulation import fault_registry
-from testbed.emulation.fault_kinds import SHELL_WORDS, ArgProblem
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.kinds import SHELL_WORDS, ArgProblem
 from testbed.emulation.trace import emulation_trace
 from testbed.measure import bringup, meters
 from testbed.model.contract import TABLE_FORWARD
@@ -139,7 +139,7 @@ class FabricCommands:
                   fault repair (undo every fault now) | fault list (or just `fault`)
            PORT: either interface of a cable, e.g. p0s0h0-n0p0 or p0s0r0t0-eth1
            (`help fault KIND` would list a kind's arguments: they come from its declaration,
-           testbed/emulation/fault_library.py)"""
+           testbed/emulation/faults/library.py)"""
         parser = fault_parser()
         words = vars(parser.parse(line))
         word = words.pop("word", None)

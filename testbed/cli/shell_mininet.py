@@ -1,6 +1,6 @@
 """Mininet's CLI commands redone for a fabric whose hosts have one address per NIC, none per host
 (Mininet's own pingall and iperf ask Host.IP(), which is None here), and whose links go down
-from one end (testbed.emulation.faults), not from both as Mininet's `link` does."""
+from one end (testbed.emulation.faults.inject), not from both as Mininet's `link` does."""
 from __future__ import annotations
 
 import itertools

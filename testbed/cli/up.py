@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
 
 
 def add_controller_args(parser) -> None:
-    """--controller-app, --beside, --controller (testbed/emulation/controller_app.py)."""
+    """--controller-app, --beside, --controller (testbed/emulation/control/apps.py)."""
     parser.add_argument("--controller-app", metavar="FILE.py|osken:MODULE",
                         help="run your own os-ken (Ryu API) app in our launcher instead of our "
                              "controller: a bare fabric (hosts on-link in one subnet, no gateway; "
@@ -77,7 +77,7 @@ def add_keep_arg(parser) -> None:
 
 
 def keep_requested(args) -> None:
-    """--keep: every run of this process keeps its directory (testbed/emulation/keep.py)."""
+    """--keep: every run of this process keeps its directory (testbed/emulation/run/keep.py)."""
     if getattr(args, "keep", False):
         import os
         os.environ["HPN_KEEP"] = "1"
@@ -118,7 +118,7 @@ def refuse_meaningless(args) -> None:
 
 def controller_app_of(args):
     """The user's controller app `up` runs (None: ours alone), checked (ParamError, one line)."""
-    from testbed.emulation import controller_app
+    from testbed.emulation.control import apps as controller_app
     if getattr(args, "controller", None):
         controller_app.remote_controller(args.controller)
     app = controller_app.checked(getattr(args, "controller_app", None), getattr(args, "beside", False))
@@ -136,8 +136,8 @@ def controller_app_of(args):
 def prepare(args):
     """(fabric, options) of an `up`, every argument checked against the model, with no root and
     nothing created (ParamError, one line): what `up` does before it builds anything."""
-    from testbed.emulation import system
     from testbed.emulation.build import Options
+    from testbed.emulation.net import system
     from testbed.model import make_fabric, wiring
     system.check_settings()            # HPN_MTU, HPN_OVS_SNDBUF
     refuse_meaningless(args)

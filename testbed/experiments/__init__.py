@@ -8,7 +8,7 @@
                  (allreduce, reduce-scatter, all-gather, all-to-all, moe, pipeline: hosts, size,
                  pace, tokens, m, stages, start)
     [[fault]]    at (s after the traffic starts), kind (a registered fault kind: link-down, flap,
-                 one-way, switch-down; testbed/emulation/fault_registry.py), their arguments:
+                 one-way, switch-down; testbed/emulation/faults/registry.py), their arguments:
                  port (a host port or SWITCH-ethN) or switch, for (s); flap: count, period, down;
                  one-way: direction (up: toward the switch, or down)
     [measure]    throughput (hosts, NICs or links), queues (switch ports), rtt and failover_gap

@@ -245,8 +245,8 @@ def collective(fab, t: Traffic, n: int):
 def read_fault(r: Reader, fab) -> Fault:
     """A [[fault]] table: `kind` (a registered fault kind), `at`, `for` unless the kind times
     itself, and the kind's own arguments, read by the kind (the checks the CLI's `fault` makes)."""
-    from testbed.emulation import fault_registry
-    from testbed.emulation.fault_kinds import FILE_KEYS, ArgProblem
+    from testbed.emulation.faults import registry as fault_registry
+    from testbed.emulation.faults.kinds import FILE_KEYS, ArgProblem
     kind = fault_registry.get(r.get("kind", str, required=True, choices=fault_registry.REGISTRY.names()))
     at = r.get("at", float, required=True, bounds=SECONDS)
     given = {k: v for k, v in r.data.items() if k not in FILE_KEYS}
@@ -264,8 +264,8 @@ def read_fault(r: Reader, fab) -> Fault:
 
 def fault_keys() -> tuple[str, ...]:
     """Every key a [[fault]] table may have: the file's own and every registered kind's arguments."""
-    from testbed.emulation import fault_registry
-    from testbed.emulation.fault_kinds import FILE_KEYS
+    from testbed.emulation.faults import registry as fault_registry
+    from testbed.emulation.faults.kinds import FILE_KEYS
     return tuple(dict.fromkeys([*FILE_KEYS, *(a.name for k in fault_registry.kinds() for a in k.args)]))
 
 

@@ -21,9 +21,9 @@ from scenarios.kit.invalid import BUSY_LIMIT
 from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Schedule
 from testbed.core.errors import ParamError
-from testbed.emulation import fault_registry
 from testbed.emulation.build import Emulation, Options
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
 from testbed.experiments import check, expect, phases
 from testbed.experiments.probes import Probes
 from testbed.measure.meters import Sampler, cpu_busy_fraction

@@ -52,7 +52,7 @@ class Traffic:
 
 @dataclass(frozen=True)
 class Fault:
-    """A [[fault]] table: a registered fault kind (testbed/emulation/fault_registry.py) with its
+    """A [[fault]] table: a registered fault kind (testbed/emulation/faults/registry.py) with its
     arguments, injected `at` s after the traffic starts and repaired `seconds` (`for`) later, or
     ending by itself when the kind times itself (a flap train)."""
     kind: str
@@ -63,7 +63,7 @@ class Fault:
 
     @property
     def fault_kind(self):
-        from testbed.emulation.fault_registry import get
+        from testbed.emulation.faults.registry import get
         return get(self.kind)
 
     @property
@@ -220,7 +220,7 @@ def parse(path: str) -> tuple[dict, Locator]:
 def fault_schema() -> dict:
     """The JSON Schema of a [[fault]] table, from the fault registry: docs/experiment.schema.json
     holds this under $defs.fault (tests/unit/test_fault_registry.py keeps the two in step)."""
-    from testbed.emulation.fault_registry import kinds
+    from testbed.emulation.faults.registry import kinds
     seconds = {"type": "number", "minimum": 0.1, "maximum": 3600}
     cases = []
     for kind in kinds():

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 # ---- pipeline ----
 TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
-# a user's app beside ours (testbed/emulation/controller_app.py) owns table 2 and on: what
+# a user's app beside ours (testbed/emulation/control/apps.py) owns table 2 and on: what
 # table 1 does not route goes there (a miss rule, only then); tables 0 and 1 and groups are ours
 TABLE_USER = 2
 # table 0 (classify): what goes to the controller, the rest on to table 1

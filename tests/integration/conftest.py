@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
 from testbed.emulation.build import Options
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 from testbed.pytest_plugin import leftovers, running
 

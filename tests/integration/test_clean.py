@@ -8,7 +8,8 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, runstate
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 
 pytestmark = pytest.mark.integration
 FOREIGN = "hpntestforeign0"   # a bridge this test makes itself, standing in for the user's own

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 
 from .conftest import run_until_valid
 

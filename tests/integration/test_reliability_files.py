@@ -1,7 +1,7 @@
 """Reliability, second pass (issue 24): reports stay inside --out and never follow a symlink, the
 one-fabric lock and `clean` do not move with HPN_RUN_DIR, device and FIFO inputs are refused at
 once and small, and a controller stopped with SIGSTOP is noticed within a second (by its
-heartbeat, testbed/emulation/controller.py): `up` tears down, a scenario reports invalid."""
+heartbeat, testbed/emulation/control/controller.py): `up` tears down, a scenario reports invalid."""
 from __future__ import annotations
 
 import json
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, runstate
-from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.control.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 from .conftest import TESTBED, finish, run_of, start_up, state_leftovers

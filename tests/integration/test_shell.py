@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 from .conftest import run_of, state_leftovers

@@ -15,7 +15,7 @@ import typing
 import pytest
 
 from testbed.cli import main
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 from testbed.model import FAMILIES
 from testbed.model.params import _target
 

@@ -41,7 +41,7 @@ def test_topo_show_counts_with_separators_and_explains_a_tor_below_one_to_one(ca
 
 
 def test_doctor_ends_with_ready_when_nothing_is_missing(capsys, monkeypatch):
-    from testbed.emulation import system
+    from testbed.emulation.net import system
     monkeypatch.setattr(system, "features", lambda: {"htb": True, "multipath_routes": True,
                                                      "bonding": False, "netem": False})
     monkeypatch.setattr(system, "versions", lambda: {"ovs": "3.1", "mininet": "2.3", "os_ken": "4",

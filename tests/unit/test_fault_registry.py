@@ -12,9 +12,10 @@ from testbed.cli import main
 from testbed.cli.shell_args import Usage
 from testbed.cli.shell_fabric import FabricCommands, fault_parser
 from testbed.core.errors import ParamError
-from testbed.emulation import fault_registry, system
-from testbed.emulation.fault_kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
+from testbed.emulation.faults.kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
+from testbed.emulation.net import system
 from testbed.experiments import check
 from testbed.model import make_fabric
 

@@ -24,7 +24,9 @@ import pytest
 
 from testbed import labs
 from testbed.cli import main
-from testbed.emulation import netdevs, processes, runstate, servers, teardown
+from testbed.emulation.cluster import servers
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import processes, runstate, teardown
 
 from .conftest import fake_run, trip_past_checks
 

@@ -78,7 +78,7 @@ def test_the_pause_ends_when_the_untouched_nics_deliver_again_on_average():
     """Delivered per sample swings by a third (the ports move in step): alternate samples under
     80% of the baseline still mean a running datapath."""
     from scenarios.claims.segment_tor_failure import resumed
-    from testbed.emulation.counters import Sampler
+    from testbed.emulation.net.counters import Sampler
     s = Sampler(["a"], interval=1.0)
     s.series = {"a": []}
     total = 0

@@ -146,7 +146,7 @@ def test_an_experiment_file_names_a_plugin_policy_and_fault_kind(restored, tmp_p
     shutil.copy(POLICY, tmp_path / "custom_policy.py")
     (tmp_path / "blink.py").write_text(
         "from testbed import FaultArg, FaultKind, register_fault_kind\n"
-        "from testbed.emulation.fault_kinds import PORT\n\n"
+        "from testbed.emulation.faults.kinds import PORT\n\n"
         "class Blink(FaultKind):\n    name, help = 'blink', 'a link down'\n"
         "    args = (FaultArg('port', PORT, 'either end', positional=True),)\n\n"
         "    def inject(self, faults, port):\n        return faults.link_down(faults.link(port))\n\n"

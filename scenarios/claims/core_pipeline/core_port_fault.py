@@ -10,7 +10,7 @@ import time
 
 from scenarios.kit.timeline import Schedule, Timeline
 from testbed.core.errors import TestbedError
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 from testbed.emulation.trace import emulation_trace
 from testbed.model.policies import core_pairing
 from testbed.workload import traffic

@@ -46,7 +46,7 @@ from scenarios.kit.knobs import Knobs
 from scenarios.kit.timeline import Schedule
 from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults, Handle
+from testbed.emulation.faults.inject import Faults, Handle
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.measure.probing import Probe, ProbeRun, lost_rounds

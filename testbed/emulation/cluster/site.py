@@ -29,8 +29,11 @@ import shlex
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import cluster_meters, cluster_nodes, cluster_parts, system
-from testbed.emulation.cluster_parts import ClusterController, ClusterWatchdog, Server
+from testbed.emulation.cluster import meters as cluster_meters
+from testbed.emulation.cluster import nodes as cluster_nodes
+from testbed.emulation.cluster import parts as cluster_parts
+from testbed.emulation.cluster.parts import ClusterController, ClusterWatchdog, Server
+from testbed.emulation.net import system
 from testbed.model.fabric import Fabric
 from testbed.model.placement import place
 

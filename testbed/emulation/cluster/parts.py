@@ -1,4 +1,4 @@
-"""The parts of a cluster run that are not Mininet nodes (testbed/emulation/cluster.py): the
+"""The parts of a cluster run that are not Mininet nodes (testbed/emulation/cluster/site.py): the
 servers as ssh targets, the controller on TCP with mutual TLS, the watchdog that asks every
 server's Open vSwitch, and the cleanup of a run's leftovers on its servers (also for `clean`)."""
 from __future__ import annotations
@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from testbed.core import sh
 from testbed.core.errors import ParamError, TestbedError
-from testbed.emulation import netdevs, servers
-from testbed.emulation.controller import MARKER, PROJECT, ControllerProcess
+from testbed.emulation.cluster import servers
+from testbed.emulation.control.controller import MARKER, PROJECT, ControllerProcess
+from testbed.emulation.control.watchdog import Watchdog
 from testbed.emulation.hosts import RouteQueries
-from testbed.emulation.watchdog import Watchdog
+from testbed.emulation.net import netdevs
 
 OF_TLS_PORT = 6653
 
@@ -169,6 +170,20 @@ def delete_links(server: Server, names: list[str]) -> None:
         server.run("while read -r n; do [ -e \"/sys/class/net/$n\" ] && echo \"link del $n\"; done "
                    "| ip -force -batch - 2>/dev/null || true", input="".join(f"{n}\n" for n in names),
                    timeout=60)
+
+
+def spread(state) -> bool:
+    """Is the run `state` spread over servers (recorded by ClusterSite.record)?"""
+    return bool(state.data.get("servers"))
+
+
+def server_names(state) -> list[str]:
+    return list(state.data.get("servers") or [])
+
+
+def teardown_step(state) -> list[str]:
+    """The cluster's step of the teardown (run/teardown.py STEPS): what its servers hold."""
+    return [cleanup(state)] if spread(state) else []
 
 
 def cleanup(state) -> str:

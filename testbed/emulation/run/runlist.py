@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from testbed.core.errors import ParamError
-from testbed.emulation.runstate import RunState, alive, runs
+from testbed.emulation.run.runstate import RunState, alive, runs
 
 
 def running(run_id: str | None = None) -> RunState:
@@ -25,6 +25,7 @@ def running(run_id: str | None = None) -> RunState:
 def listing() -> list[dict]:
     """Every recorded run, for `hpn-testbed ps`: id, family, size, age, owner PID, datapath, and
     whether its owner still runs (a run whose owner is gone is a leftover for `clean`)."""
+    from testbed.emulation.cluster import parts
     rows = []
     for state in runs():
         about, created = state.data.get("about", {}), state.data.get("created")
@@ -33,5 +34,5 @@ def listing() -> list[dict]:
                      "nics": about.get("nics"), "datapath": about.get("datapath"),
                      "pid": state.data["owner"][0], "live": alive(state),
                      "age_s": round(time.time() - created, 1) if created else None,
-                     "servers": list(state.data.get("servers") or [])})
+                     "servers": parts.server_names(state)})
     return rows

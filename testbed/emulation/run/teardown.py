@@ -13,16 +13,15 @@ import shutil
 
 from testbed.core import sh
 from testbed.core.errors import TestbedError
-from testbed.emulation import netdevs, rcu, sendbuf
-from testbed.emulation.processes import kill_all
-from testbed.emulation.runstate import RunState, alive, held_run, runs
+from testbed.emulation.net import netdevs, rcu, sendbuf
+from testbed.emulation.run.processes import kill_all
+from testbed.emulation.run.runstate import RunState, alive, held_run, runs
 
 
 def _servers(state: RunState) -> list[str]:
-    if not state.data.get("servers"):     # a run across servers (testbed/emulation/cluster.py)
-        return []
-    from testbed.emulation import cluster_parts
-    return [cluster_parts.cleanup(state)]
+    """The cluster room's own step (a run across servers: what they hold), loaded only here."""
+    from testbed.emulation.cluster import parts
+    return parts.teardown_step(state)
 
 
 def _processes(state: RunState) -> list[str]:

@@ -1,4 +1,4 @@
-"""The files of a namespace server (testbed/emulation/servers.py): its init script, sshd and ssh
+"""The files of a namespace server (testbed/emulation/cluster/servers.py): its init script, sshd and ssh
 configuration and /etc/hosts. Pure text, so they can be read and tested without root."""
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu
 def garp_lines(host: Host, pid: int, ports=None) -> list[str]:
     """`PID PORT FRAME` lines (testbed.inhost.frames) announcing every port of every NIC
     (or only `ports`) with a gratuitous ARP."""
-    from testbed.emulation.garp import garp_frame
+    from testbed.emulation.net.garp import garp_frame
     return [f"{pid} {port} {garp_frame(nic.ip, nic.mac).hex()}" for nic in host.nics
             for port in nic.ports if ports is None or port in ports]
 

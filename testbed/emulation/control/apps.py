@@ -28,7 +28,7 @@ from pathlib import Path
 
 from testbed.core.errors import ParamError
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]
 OSKEN_PREFIX = "osken:"
 EXAMPLE = "osken:mypackage.myapp"
 MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")

@@ -27,13 +27,13 @@ from pathlib import Path
 from testbed.core import files, progress
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
-from testbed.emulation import system
+from testbed.emulation.net import system
 from testbed.model import families, policies
 from testbed.model.contract import ControllerStatus
 
 TCP_LISTEN, UDIAG_SHOW_NAME = 10, 0x1    # sock_diag: the listening state, and ask for each path
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[3]
 MARKER = "controller.launcher"
 HEARTBEAT_S = 0.1          # how often the controller stamps its heartbeat (controller/launcher.py)
 STOPPED_AFTER_S = 0.4      # a stale heartbeat of a stopped process (state T): lost
@@ -41,7 +41,7 @@ FROZEN_AFTER_S = 5.0       # a stale heartbeat of a running one: hung (generous:
 
 
 class ControllerProcess:
-    """`app`: a user's app (testbed/emulation/controller_app.py) instead of ours or beside it."""
+    """`app`: a user's app (testbed/emulation/control/apps.py) instead of ours or beside it."""
 
     def __init__(self, state, fabric, routing: dict, app=None):
         self.state, self.fabric, self.routing, self.app = state, fabric, routing, app
@@ -181,7 +181,7 @@ class ControllerProcess:
                      timeout, 0.01)
 
     def stop(self) -> None:
-        from testbed.emulation.processes import kill_pid
+        from testbed.emulation.run.processes import kill_pid
         if self.proc is not None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait(timeout=5)

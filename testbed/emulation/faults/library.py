@@ -1,10 +1,10 @@
-"""The built-in fault kinds (declared as testbed/emulation/fault_kinds.py says, registered in
-testbed/emulation/fault_registry.py): a cable down, a flap train, one direction of a cable
+"""The built-in fault kinds (declared as testbed/emulation/faults/kinds.py says, registered in
+testbed/emulation/faults/registry.py): a cable down, a flap train, one direction of a cable
 dropped, a whole switch down."""
 from __future__ import annotations
 
-from testbed.emulation.fault_kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
-from testbed.emulation.faults import Faults, Handle, ended
+from testbed.emulation.faults.inject import Faults, Handle, ended
+from testbed.emulation.faults.kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
 
 CABLE = Arg("port", PORT, "either interface of the cable, e.g. p0s0h0-n0p0 or p0s0r0t0-eth1",
             positional=True)

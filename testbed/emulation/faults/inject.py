@@ -8,7 +8,7 @@
 
 Each fault returns a Handle whose `repair()` undoes that fault alone; `faults.in_place` lists the
 handles not yet repaired, most recent last. The kinds of fault the shell and experiment files
-name are declared in testbed/emulation/fault_kinds.py on top of these primitives.
+name are declared in testbed/emulation/faults/kinds.py on top of these primitives.
 
 One-direction faults drop on the *sending* side: an nftables netdev egress hook where the kernel
 has it (an ingress hook does not affect ports OVS reads in userspace), else tc matchall drop.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from testbed.core import sh
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import sleep_until
-from testbed.emulation import system
+from testbed.emulation.net import system
 from testbed.model.fabric import Link
 
 if TYPE_CHECKING:

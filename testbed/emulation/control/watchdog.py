@@ -1,7 +1,7 @@
 """A running fabric's watchdog: notices a lost part within a second and says so.
 
 Every POLL_S it checks that the controller process still runs, that it still answers (its heartbeat,
-testbed/emulation/controller.py: a stopped controller is noticed within about half a second, a hung
+testbed/emulation/control/controller.py: a stopped controller is noticed within about half a second, a hung
 one within FROZEN_AFTER_S) and that the controller has not seen a switch disconnect; every
 SWITCH_POLL_S it also asks Open vSwitch whether each bridge of the run is still connected (the
 switches' own view, which does not depend on the controller noticing; OVS updates it in its database

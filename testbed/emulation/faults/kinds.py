@@ -1,5 +1,5 @@
 """What a fault kind is: one object declaring its arguments (names, types, bounds, help) and how
-to inject it (the list of them: testbed/emulation/fault_registry.py). Both the CLI's `fault`
+to inject it (the list of them: testbed/emulation/faults/registry.py). Both the CLI's `fault`
 command (testbed/cli/shell_fabric.py) and the experiment files' [[fault]] tables
 (testbed/experiments/check.py) are read from that one declaration, with the same checks and
 the same messages.
@@ -9,7 +9,7 @@ the same messages.
         args = (Arg("port", PORT, "either interface of the cable", positional=True),)
         def inject(self, faults, port):
             return faults.link_down(faults.link(port))      # a Handle: repair() undoes it
-    register(Blink())                                       # testbed.emulation.fault_registry
+    register(Blink())                                       # testbed.emulation.faults.registry
 
 `register` checks a kind before it joins (a malformed one is refused with one ParamError line), so
 that a kind written by a user (a later `--custom FILE.py`) gets the same treatment as these.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from testbed.core.errors import ParamError
 
 if TYPE_CHECKING:
-    from testbed.emulation.faults import Faults, Handle
+    from testbed.emulation.faults.inject import Faults, Handle
 
 PORT, SWITCH = "port", "switch"   # an Arg's type: a name of the fabric (a string the model checks)
 REQUIRED = object()

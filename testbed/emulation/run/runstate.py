@@ -24,7 +24,7 @@ from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
-from testbed.emulation.processes import exited, owns, start_time
+from testbed.emulation.run.processes import exited, owns, start_time
 
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)

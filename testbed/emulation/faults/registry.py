@@ -1,11 +1,11 @@
 """The one list of fault kinds: the CLI's `fault` command and the experiment files' [[fault]]
-tables offer exactly these. A new kind is one module (see testbed/emulation/fault_kinds.py)
+tables offer exactly these. A new kind is one module (see testbed/emulation/faults/kinds.py)
 and one `register` line here, or a `register` call of the user's own (a `--custom FILE.py`, or an
 installed package's `hpn_testbed.fault_kinds` entry point, loaded at the first read)."""
 from __future__ import annotations
 
-from testbed.emulation.fault_kinds import FaultKind, Registry
-from testbed.emulation.fault_library import Flap, LinkDown, OneWay, SwitchDown
+from testbed.emulation.faults.kinds import FaultKind, Registry
+from testbed.emulation.faults.library import Flap, LinkDown, OneWay, SwitchDown
 
 REGISTRY = Registry(entry_points=True)
 register = REGISTRY.register

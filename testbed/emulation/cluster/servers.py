@@ -30,7 +30,9 @@ from pathlib import Path
 from testbed.core import files, sh
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, processes, runstate, server_files
+from testbed.emulation.cluster import server_files
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import processes, runstate
 
 STATE_DIR = runstate.MACHINE_ROOT / "servers"
 SUBNET, PREFIX = "198.18.77", 24
@@ -123,7 +125,7 @@ def up(n: int) -> dict:
 
 
 TOOLS = ("sshd", "ssh", "ssh-keygen", "unshare", "ovsdb-server", "ovs-vswitchd", "sudo")
-INSTALL_SH = Path(__file__).resolve().parents[2] / "scripts" / "install.sh"
+INSTALL_SH = Path(__file__).resolve().parents[3] / "scripts" / "install.sh"
 
 
 def _missing_tools() -> list[str]:

@@ -27,7 +27,7 @@ import os
 import socket
 from pathlib import Path
 
-from testbed.emulation.processes import start_time
+from testbed.emulation.run.processes import start_time
 
 PREFIX = "ovs-sndbuf:"     # a run state's `knobs` entry: ovs-sndbuf:PID:START:INODE=BYTES
 SO_SNDBUFFORCE = getattr(socket, "SO_SNDBUFFORCE", 32)
@@ -54,7 +54,7 @@ def send_socket_inode(packet_table: str, inodes: set[int]) -> int | None:
 
 
 def _pidfile() -> Path:
-    from testbed.emulation.system import ovs_rundir
+    from testbed.emulation.net.system import ovs_rundir
     return Path(ovs_rundir()) / "ovs-vswitchd.pid"
 
 

@@ -10,8 +10,8 @@ import threading
 import time
 
 from testbed.core.errors import TestbedError
-from testbed.emulation.cluster_parts import Server, python_module
-from testbed.emulation.counters import Sampler
+from testbed.emulation.cluster.parts import Server, python_module
+from testbed.emulation.net.counters import Sampler
 
 
 class RemoteSampler(Sampler):

@@ -11,9 +11,9 @@ from operator import attrgetter
 from mininet.examples.cluster import RemoteLink, RemoteMixin, RemoteOVSSwitch
 from mininet.link import Link
 
-from testbed.emulation import netdevs
-from testbed.emulation.cluster_parts import Server
+from testbed.emulation.cluster.parts import Server
 from testbed.emulation.hosts import FabricHost
+from testbed.emulation.net import netdevs
 from testbed.emulation.nodes import INACTIVITY_PROBE_MS, ControllerRef
 
 VXLAN_PORT = 4789
