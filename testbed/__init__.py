@@ -54,11 +54,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Sampler": ("testbed.emulation.net.counters", "Sampler"),
     "run_checks": ("testbed.measure.bringup", "run_all"),
     # scenarios
-    "Scenario": ("scenarios.kit.base", "Scenario"),
-    "Knobs": ("scenarios.kit.knobs", "Knobs"),
-    "Judgement": ("scenarios.kit.base", "Judgement"),
-    "verdict": ("scenarios.kit.base", "verdict"),
-    "register_scenario": ("scenarios", "register"),
+    "Scenario": ("testbed.scenario.base", "Scenario"),
+    "Knobs": ("testbed.scenario.knobs", "Knobs"),
+    "Judgement": ("testbed.scenario.base", "Judgement"),
+    "verdict": ("testbed.scenario.base", "verdict"),
+    "register_scenario": ("testbed.scenario.catalog", "register"),
 }
 
 __all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Judgement",
@@ -84,9 +84,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:    # what type checkers and editors see: the same names, eagerly
-    from scenarios import register as register_scenario
-    from scenarios.kit.base import Judgement, Scenario, verdict
-    from scenarios.kit.knobs import Knobs
     from testbed.core.errors import ParamError, TestbedError
     from testbed.core.plugins import load as load_plugin
     from testbed.emulation.build import Emulation, Options
@@ -104,4 +101,7 @@ if TYPE_CHECKING:    # what type checkers and editors see: the same names, eager
     from testbed.model.params import Params
     from testbed.model.policies import RoutingPolicy
     from testbed.model.policies import register as register_policy
+    from testbed.scenario.base import Judgement, Scenario, verdict
+    from testbed.scenario.catalog import register as register_scenario
+    from testbed.scenario.knobs import Knobs
     from testbed.workload.traffic import Flow, ping_all, received_mbps, run_flows

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import LeafSpineScenario, peak, setup_of, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import LeafSpineScenario, peak, setup_of, valid
 from testbed.workload import collectives as C
 from testbed.workload import pathsel
 

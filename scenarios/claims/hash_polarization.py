@@ -43,16 +43,16 @@ from itertools import combinations
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import peak, pin_ports, setup_of, uplinks, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction, imbalance
 from testbed.model.fluid import makespan
 from testbed.model.paths import port_rates, sending_ports, switch_ends
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import peak, pin_ports, setup_of, uplinks, valid
 from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")

@@ -50,11 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import peak, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -63,6 +58,11 @@ from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import wiring
 from testbed.model.routing import routes_to
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import peak, valid
 from testbed.workload import traffic
 from testbed.workload.hashports import cport_base
 

@@ -46,17 +46,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import SECONDS
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Schedule, Timeline
-from scenarios.kit.traffic_helpers import valid
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults.inject import Faults
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.model.families.hpn import SEGMENT
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.fault_harness import SECONDS
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Schedule, Timeline
+from testbed.scenario.traffic_helpers import valid
 from testbed.workload.paced import PacedLoad, one_flow_per_port
 
 TOR = "p0s0r0t0"       # rail 0, plane 0 (dual-ToR); single-ToR: rail 0's only ToR

@@ -52,8 +52,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_list(args) -> int:
-    import scenarios
-    classes = scenarios.all_scenarios()
+    from testbed.scenario import catalog
+    classes = catalog.all_scenarios()
     if args.json:
         print_json([{"name": name, "claim": cls.claim, "title": cls.title, "tour": bool(cls.tour),
                      **({"params": params_of(cls())} if args.params else {})}
@@ -75,7 +75,7 @@ def params_of(scenario) -> dict:
     the scenario's own base settings)."""
     import dataclasses
 
-    from scenarios.kit.knobs import fabric_keys
+    from testbed.scenario.knobs import fabric_keys
     keys = fabric_keys(scenario.families) - set(scenario.fixed)
     scenario.configure({}, False)
     fabric = {}
@@ -102,16 +102,16 @@ def print_params(con, scenario) -> None:
 
 def chosen_runs(args) -> list:
     """Every NAME as a configured scenario or experiment, checked before anything runs."""
-    import scenarios
     from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
+    from testbed.scenario import catalog
     settings = parse_settings(args.set)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
     if not 0 <= args.retries <= attempts.MAX_RETRIES:
         raise ParamError(f"--retries {args.retries}: choose 0..{attempts.MAX_RETRIES}")
-    names = args.names or scenarios.TOUR
+    names = args.names or catalog.tour()
     servers = servers_of(args)
     toml = [n for n in names if n.endswith(".toml")]
     if servers and toml:
@@ -120,7 +120,7 @@ def chosen_runs(args) -> list:
     quick = args.quick or not args.names                 # the tour runs short versions
     runs = []
     for name in names:
-        run = experiments.load(name) if name.endswith(".toml") else scenarios.get(name)
+        run = experiments.load(name) if name.endswith(".toml") else catalog.get(name)
         runs.append(run.configure(settings, quick, args.preset))
     return runs
 
@@ -267,7 +267,7 @@ def print_result(con, result) -> None:
 
 
 def run_repeats(runs, args, out, con) -> int:
-    from scenarios.kit.repeat import repeat
+    from testbed.scenario.repeat import repeat
     summaries = []
     for scenario in runs:
         if not args.json:
@@ -303,12 +303,12 @@ def print_spread(con, summary: dict) -> None:
 
 
 def show_help(args) -> int:
-    import scenarios
+    from testbed.scenario import catalog
     args.parser.print_help()
     con = console()
     for name in args.names:
         if not name.endswith(".toml"):
-            print_params(con, scenarios.get(name))
+            print_params(con, catalog.get(name))
     return 0
 
 

@@ -15,11 +15,6 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from scenarios.kit import plots
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
-from scenarios.kit.invalid import BUSY_LIMIT
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Schedule
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.faults import registry as fault_registry
@@ -27,6 +22,11 @@ from testbed.emulation.faults.inject import Faults
 from testbed.experiments import check, expect, phases
 from testbed.experiments.probes import Probes
 from testbed.measure.meters import Sampler, cpu_busy_fraction
+from testbed.scenario import plots
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
+from testbed.scenario.invalid import BUSY_LIMIT
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Schedule
 from testbed.workload import collectives as C
 from testbed.workload import traffic
 from testbed.workload.hashports import cport_base

@@ -77,7 +77,7 @@ def test_layer_of_names_every_package():
     assert layer_of("testbed.cli") == "top"
     assert layer_of("testbed.experiments.runner") == "top"
     assert layer_of("testbed.inhost.agent") == "testbed.inhost"
-    assert layer_of("scenarios.kit.base") == "top"
+    assert layer_of("testbed.scenario.base") == "top"
     assert layer_of("controller.app") == "controller"
     assert layer_of("mininet.net") is None
 
@@ -227,3 +227,12 @@ def test_no_class_attribute_holds_a_run():
     builder sets for every host of every run."""
     from testbed.emulation.hosts import FabricHost
     assert "run_state" not in vars(FabricHost)
+
+
+@pytest.mark.parametrize("name,path", [(n, p) for n, p in modules() if n.startswith("testbed")],
+                         ids=lambda x: str(x))
+def test_the_library_imports_nothing_of_the_claims(name, path):
+    """testbed/ is the library the claims (scenarios/) are written with: it finds them by name
+    (testbed/scenario/catalog.py), as it finds a plug-in's, and imports none of them."""
+    wrong = sorted(t for t in imported(path, name) if t.split(".")[0] == "scenarios")
+    assert not wrong, f"{name} imports {wrong}"

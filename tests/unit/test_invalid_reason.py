@@ -1,8 +1,8 @@
-"""An invalid verdict says why (scenarios/kit/invalid.py): a recorded figure set with the CPU busy
+"""An invalid verdict says why (testbed/scenario/invalid.py): a recorded figure set with the CPU busy
 gives a headline, a measured text and a figure title that name the CPU."""
 import scenarios
-from scenarios.kit import plots
-from scenarios.kit.base import INVALID
+from testbed.scenario import plots
+from testbed.scenario.base import INVALID
 
 
 def recorded(busy: float) -> dict:
@@ -32,7 +32,7 @@ def test_a_valid_result_is_left_alone():
 
 
 def test_an_invalid_result_without_a_cpu_figure_still_says_why():
-    from scenarios.kit.base import Judgement
-    from scenarios.kit.invalid import GENERIC, explain
+    from testbed.scenario.base import Judgement
+    from testbed.scenario.invalid import GENERIC, explain
     judged = explain(Judgement(INVALID, "e", "1 run", headline=""), {})
     assert judged.headline == GENERIC and GENERIC in judged.measured

@@ -4,7 +4,7 @@ import copy
 import pytest
 
 import scenarios
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 
 def run(during=25.5, stopped=(), repaired=27.1, baseline=27.2, busy=0.6, nic0_during=1.7,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios.kit import fault_harness as harness
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
-from scenarios.kit.invalid import JUDGED_BUSY, busiest
-from scenarios.kit.timeline import Timeline
+from testbed.scenario import fault_harness as harness
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED, Judgement
+from testbed.scenario.invalid import JUDGED_BUSY, busiest
+from testbed.scenario.timeline import Timeline
 
 from .conftest import put
 

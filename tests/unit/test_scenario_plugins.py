@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.cli import main
 from testbed.core import plugins
 from testbed.model import make_fabric, policies
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "custom_scenario.py"
@@ -76,8 +76,8 @@ GOOD = '''
 from dataclasses import dataclass
 from typing import ClassVar
 from scenarios import register
-from scenarios.kit.base import Judgement, Scenario
-from scenarios.kit.knobs import Knobs
+from testbed.scenario.base import Judgement, Scenario
+from testbed.scenario.knobs import Knobs
 
 @dataclass(frozen=True)
 class K(Knobs):

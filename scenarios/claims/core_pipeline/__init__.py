@@ -57,13 +57,13 @@ from typing import ClassVar
 from scenarios.claims.core_pipeline import core_port_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
 from scenarios.claims.core_pipeline.pipeline_steps import StepRunner
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Timeline
-from scenarios.kit.traffic_helpers import median, peak, setup_of, valid
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import CpuMeter, cpu_busy_fraction
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Timeline
+from testbed.scenario.traffic_helpers import median, peak, setup_of, valid
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
 RATIO = (0.7, 1.3)   # dp-across / pp-across on 15:1, of the predicted ratio

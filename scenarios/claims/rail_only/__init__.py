@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from scenarios.claims.rail_only.rail_only_view import describe, plot_result
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import peak, setup_of, valid
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.routing import shortest_path_links
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import peak, setup_of, valid
 from testbed.workload.collectives import Runner, Send, Transfer
 from testbed.workload.collectives.delivery import HEADER_BYTES
 

@@ -50,9 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit.base import INVALID, REPRODUCED, Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -60,6 +57,9 @@ from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import fluid
 from testbed.model.paths import port_rates, sending_ports
+from testbed.scenario.base import INVALID, REPRODUCED, Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import setup_of, valid
 from testbed.workload.paced import SIZE, PacedFlow, PacedLoad
 
 from .figure import draw

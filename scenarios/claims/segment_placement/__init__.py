@@ -40,15 +40,15 @@ from pathlib import Path
 from typing import ClassVar
 
 from scenarios.claims.segment_placement.segment_traffic import BG_PORT, Background, Tier2
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import median, peak, setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.fluid import max_min
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import median, peak, setup_of, valid
 from testbed.workload import collectives as C
 
 PLACEMENTS = ("inside", "spread")

@@ -40,17 +40,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Schedule
-from scenarios.kit.traffic_helpers import BUSY_LIMIT
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults.inject import Faults, Handle
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.measure.probing import Probe, ProbeRun, lost_rounds
 from testbed.model.routing import shortest_path_links
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Schedule
+from testbed.scenario.traffic_helpers import BUSY_LIMIT
 
 from .scoring import quiet_loss, score
 

@@ -15,9 +15,9 @@ import dataclasses
 import re
 import typing
 
-from scenarios.kit.base import Scenario
-from scenarios.kit.knobs import Knobs, element, is_tuple
 from testbed.core.errors import ParamError
+from testbed.scenario.base import Scenario
+from testbed.scenario.knobs import Knobs, element, is_tuple
 
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 MAX_NAME = 40
@@ -64,8 +64,8 @@ def malformed(cls, taken: set[str]) -> str | None:
 
 def fabric_problem(cls) -> str | None:
     """The families it names are registered; base and fixed set their parameters."""
-    from scenarios.kit.knobs import fabric_keys
     from testbed.model.families import registered
+    from testbed.scenario.knobs import fabric_keys
     if not isinstance(cls.families, tuple):
         return "families must be a tuple of family names"
     unknown = [f for f in cls.families if f not in registered()]
@@ -86,7 +86,7 @@ def fabric_problem(cls) -> str | None:
 def knobs_problem(knobs) -> str | None:
     """Knobs: a frozen dataclass subclassing Knobs, each field typed, numbers ranged, helped."""
     if not (isinstance(knobs, type) and issubclass(knobs, Knobs) and dataclasses.is_dataclass(knobs)):
-        return "Knobs must be a @dataclass(frozen=True) subclass of scenarios.kit.knobs.Knobs"
+        return "Knobs must be a @dataclass(frozen=True) subclass of testbed.scenario.knobs.Knobs"
     try:
         hints = typing.get_type_hints(knobs)
     except Exception as e:  # noqa: BLE001 - an annotation naming nothing: one line

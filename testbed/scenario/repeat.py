@@ -6,8 +6,8 @@ import statistics
 from dataclasses import asdict
 from pathlib import Path
 
-from scenarios.kit.base import REPRODUCED, Result
 from testbed.core import files, progress
+from testbed.scenario.base import REPRODUCED, Result
 
 
 def numbers(figures: dict, prefix: str = "") -> dict[str, float]:

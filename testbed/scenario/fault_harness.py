@@ -1,6 +1,6 @@
 """The harness the fault scenarios share (dual-tor-link-failure, link-flap, one-way-fault,
 tor-failure): the fabric, the workload, and their measures; the timeline a fault follows and the engine
-that plays it are scenarios/kit/timeline.py.
+that plays it are testbed/scenario/timeline.py.
 
 The workload: TCP from every NIC of a busy host to the same NIC of a peer in its segment, several
 streams per NIC spread over the NIC's ports. The host's sending rate is read from the counters of
@@ -12,12 +12,12 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from scenarios.kit.base import Scenario
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Schedule, Timeline
 from testbed.core import progress
 from testbed.emulation.build import Emulation
 from testbed.measure.meters import iperf_intervals, longest_stall
+from testbed.scenario.base import Scenario
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Schedule, Timeline
 from testbed.workload import traffic
 from testbed.workload.hashports import cport_base
 
@@ -136,7 +136,7 @@ class Workload:
     def play(self, inject, by_itself: bool = False):
         """Inject the fault once warm-up and baseline are over (`inject()` returns its Handle)
         and repair it `fault` s later, or (`by_itself`: a flap train) let it end when `inject`
-        returns: the timeline engine (scenarios/kit/timeline.py). When each happened, on the
+        returns: the timeline engine (testbed/scenario/timeline.py). When each happened, on the
         workload's clock, is kept as t_fault and t_repair. Returns the fault's Handle. The
         timeline starts once every client is started, not when the sampler did: starting the
         servers and clients takes a few seconds on a slow CPU (a VM under QEMU TCG), which must

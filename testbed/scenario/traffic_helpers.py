@@ -5,8 +5,8 @@ import dataclasses
 import statistics
 from typing import ClassVar
 
-from scenarios.kit.base import Scenario
-from scenarios.kit.invalid import BUSY_LIMIT
+from testbed.scenario.base import Scenario
+from testbed.scenario.invalid import BUSY_LIMIT
 from testbed.workload.collectives import Collective
 
 

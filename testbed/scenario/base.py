@@ -8,7 +8,7 @@ A scenario subclasses Scenario, names its claim and the paper's figure, and impl
 `execute` runs both, builds the Result from the scenario's own attributes and writes RESULT.json
 and (if the scenario draws one) RESULT.png under the output directory.
 
-Parameters (scenarios/kit/knobs.py): a scenario names the fabric families it builds (`families`;
+Parameters (testbed/scenario/knobs.py): a scenario names the fabric families it builds (`families`;
 `--set` takes their parameters), the settings it starts from (`base`), the parameters it sets
 itself (`fixed`, refused with the reason) and its own knobs (a Knobs dataclass). `configure`
 checks them all, and `meaningful` whether the claim still means something with them, before
@@ -20,11 +20,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import knobs as knobs_module
-from scenarios.kit.invalid import JUDGED_BUSY
-from scenarios.kit.knobs import Knobs
 from testbed.core import files, progress
 from testbed.core.errors import ParamError, PartLost
+from testbed.scenario import knobs as knobs_module
+from testbed.scenario.invalid import JUDGED_BUSY
+from testbed.scenario.knobs import Knobs
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
 NOT_MEASURED = ("setup", "series")     # the keys of a run's figures that are not numbers to judge
@@ -143,7 +143,7 @@ class Scenario:
         """The Result of a run: this scenario's claim and paper, judged from `figures`."""
         judged = self.judge(figures)
         if judged.verdict == INVALID:      # say why, in measured, the headline and the figure
-            from scenarios.kit.invalid import explain
+            from testbed.scenario.invalid import explain
             judged = explain(judged, figures)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
         if judged.cpu_busy is not None:
@@ -157,7 +157,7 @@ class Scenario:
         """Draw `result` to `path` (PNG); return False if this scenario has nothing to draw."""
         if not result.series:
             return False
-        from scenarios.kit import plots
+        from testbed.scenario import plots
         fig, ax = plots.figure(self, result)
         for name, points in result.series.items():
             if points:

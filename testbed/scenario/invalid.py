@@ -1,5 +1,5 @@
 """Why a result is invalid, said where the user looks: in `measured`, the headline and the
-figure's title (which carries the headline, scenarios/kit/plots.py).
+figure's title (which carries the headline, testbed/scenario/plots.py).
 
 A judge says `invalid` when the emulator, not the fabric, may have set what it measured. The
 commonest cause is a busy CPU (other work on the machine, or the run itself): every `cpu_busy`
