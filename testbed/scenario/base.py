@@ -22,8 +22,8 @@ from typing import ClassVar
 
 from testbed.core import files, progress
 from testbed.core.errors import ParamError, PartLost
+from testbed.measure import validity
 from testbed.scenario import knobs as knobs_module
-from testbed.scenario.invalid import JUDGED_BUSY
 from testbed.scenario.knobs import Knobs
 
 REPRODUCED, NOT_REPRODUCED, INVALID = "reproduced", "not reproduced", "invalid"
@@ -54,9 +54,24 @@ class Judgement:
     measured: str
     derived: dict = field(default_factory=dict)   # numbers the judge computed (ratios...), reported too
     headline: str = ""          # the measured effect in a few words, e.g. "loss 25.1% (exp. 25.0%)"
-    # the busiest CPU fraction among the runs the verdict rests on: what its validity check read
-    # (reported as the figure JUDGED_BUSY; None where the judge reads no CPU figure)
-    cpu_busy: float | None = None
+    # the CPU busy fractions of the runs the verdict rests on, stated once: the validity rule
+    # (testbed/measure/validity.py) turns the verdict `invalid` when they say the emulator set
+    # what was measured, and their busiest is reported (JUDGED_BUSY)
+    busy: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        self.busy = tuple(self.busy)
+        if not self.validity.valid:
+            self.verdict = INVALID
+
+    @property
+    def validity(self) -> validity.Validity:
+        return validity.cpu(*self.busy)
+
+    @property
+    def cpu_busy(self) -> float | None:
+        """What the validity check read: the busiest of `busy` (None: the judge reads none)."""
+        return self.validity.busy
 
 
 class Scenario:
@@ -143,11 +158,10 @@ class Scenario:
         """The Result of a run: this scenario's claim and paper, judged from `figures`."""
         judged = self.judge(figures)
         if judged.verdict == INVALID:      # say why, in measured, the headline and the figure
-            from testbed.scenario.invalid import explain
-            judged = explain(judged, figures)
+            judged = validity.explain(judged)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
         if judged.cpu_busy is not None:
-            measured[JUDGED_BUSY] = round(judged.cpu_busy, 3)
+            measured[validity.JUDGED_BUSY] = round(judged.cpu_busy, 3)
         return Result(self.name, self.claim, self.paper, judged.expectation, judged.measured,
                       judged.verdict, figures={**measured, **judged.derived},
                       setup=figures.get("setup", {}), series=figures.get("series", {}),

@@ -1,4 +1,4 @@
-"""Helpers the traffic scenarios share: CPU validity, setup records, traces per flow, pinned ports."""
+"""Helpers the traffic scenarios share: setup records, traces per flow, pinned ports."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,17 +6,7 @@ import statistics
 from typing import ClassVar
 
 from testbed.scenario.base import Scenario
-from testbed.scenario.invalid import BUSY_LIMIT
 from testbed.workload.collectives import Collective
-
-
-def valid(*busy: float) -> bool:
-    return all(b <= BUSY_LIMIT for b in busy)
-
-
-def peak(*busy: float) -> float | None:
-    """The busiest of the CPU fractions a judge's validity check reads (Judgement.cpu_busy)."""
-    return max(busy, default=None)
 
 
 def setup_of(emu, **extra) -> dict:

@@ -236,3 +236,16 @@ def test_the_library_imports_nothing_of_the_claims(name, path):
     (testbed/scenario/catalog.py), as it finds a plug-in's, and imports none of them."""
     wrong = sorted(t for t in imported(path, name) if t.split(".")[0] == "scenarios")
     assert not wrong, f"{name} imports {wrong}"
+
+
+def test_the_validity_rule_has_one_home():
+    """testbed/measure/validity.py alone compares a busy figure with BUSY_LIMIT; a judge states its
+    busy figures once (Judgement(busy=...)), never as a second cpu_busy= beside its verdict."""
+    for name, path in modules():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Judgement":
+                assert "cpu_busy" not in {k.arg for k in node.keywords}, f"{name}: Judgement(cpu_busy=)"
+            if isinstance(node, ast.Compare) and name != "testbed.measure.validity":
+                names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
+                assert "BUSY_LIMIT" not in names, f"{name} applies the validity rule itself"
