@@ -141,7 +141,8 @@ class ControllerProcess:
         if age > STOPPED_AFTER_S and _stopped(self.proc.pid):
             return f"the controller is stopped (no heartbeat for {age:.1f} s)"
         if age > FROZEN_AFTER_S:
-            return f"the controller stopped answering (no heartbeat for {age:.1f} s)"
+            return (f"the controller is hung: an app's event loop has answered nothing for {age:.1f} s "
+                    "(a handler that loops or blocks)")
         return None
 
     def check_alive(self) -> None:
