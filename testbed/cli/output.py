@@ -67,25 +67,46 @@ def reader_gone() -> None:
         os.close(devnull)
 
 
+MIN_WIDTH = 40      # columns: a terminal (or COLUMNS) narrower than this is taken as this wide
+
+
 def console():
+    """A rich console at least MIN_WIDTH wide (COLUMNS=0 would make rich print nothing)."""
     from rich.console import Console
-    return Console()
+    con = Console()
+    if con.width < MIN_WIDTH:
+        con.width = MIN_WIDTH
+    return con
 
 
-def table(title, columns, rows):
-    from rich.table import Table
-    t = Table(title=title)
-    for c in columns:
-        t.add_column(c)
-    for r in rows:
-        t.add_row(*[str(x) for x in r])
-    return t
+class Markup(str):
+    """Text the testbed styled itself (`[green]pass[/green]`): table() shows it as rich markup.
+    Every other string reaching rich through here is user-given (a path, a name, a file's text)
+    and shown literally, so a `[/x]` in it prints as written instead of raising MarkupError."""
+
+
+def markup(text: str) -> Markup:
+    return Markup(text)
 
 
 def escape(text) -> str:
     """User-given text (a name, a path, a file's description) for rich: `[/x]` stays literal."""
+    if isinstance(text, Markup):
+        return text
     from rich.markup import escape as rich_escape
     return rich_escape(str(text))
+
+
+def table(title, columns, rows):
+    """A rich table whose title, headers and cells are shown literally (escaped), except the
+    cells the testbed styled itself (Markup, e.g. styled())."""
+    from rich.table import Table
+    t = Table(title=None if title is None else escape(title))
+    for c in columns:
+        t.add_column(escape(c))
+    for r in rows:
+        t.add_row(*[escape(x) for x in r])
+    return t
 
 
 def print_json(data) -> None:
@@ -93,9 +114,9 @@ def print_json(data) -> None:
     _emit({"ok": True, "result": data})
 
 
-def styled(verdict: str) -> str:
+def styled(verdict: str) -> Markup:
     colour = {"reproduced": "green", "invalid": "yellow"}.get(verdict, "red")
-    return f"[{colour}]{verdict}[/{colour}]"
+    return Markup(f"[{colour}]{escape(verdict)}[/{colour}]")
 
 
 FIGURE_FORMATS = ("png", "svg", "pdf")

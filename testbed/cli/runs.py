@@ -83,16 +83,17 @@ def params_of(scenario) -> dict:
 
 def print_params(con, scenario) -> None:
     p = params_of(scenario)
-    con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) parameters, `--set KEY=VALUE`:")
+    con.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(scenario.claim)}) parameters, "
+              "`--set KEY=VALUE`:")
     con.print(table(None, ["knob", "type", "default", "quick", "what"],
                     [(k["name"], k["type"], shown_value(k["default"]), shown_value(k["quick"]), k["help"])
                      for k in p["knobs"]]))
     families = p["fabric"]["families"]
     if families:
         con.print(f"  fabric ({' and '.join(families)}; see `topo show {families[0]}`): "
-                  + " ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items()))
+                  + escape(" ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items())))
     for key, why in p["fixed"].items():
-        con.print(f"  not settable: {key} ({why})")
+        con.print(escape(f"  not settable: {key} ({why})"))
 
 
 def chosen_runs(args) -> list:
@@ -250,7 +251,7 @@ def run_repeats(runs, args, out, con) -> int:
 
         def each(k, result):
             if not args.json:
-                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
+                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({escape(result.headline)})")
         summary, results = repeat(scenario, args.repeat, out, each,
                                   progress.Steps(f"{scenario.name} run", args.repeat))
         summaries.append((summary, results))
@@ -264,7 +265,7 @@ def run_repeats(runs, args, out, con) -> int:
 
 def print_spread(con, summary: dict) -> None:
     varying = {k: v for k, v in summary["figures"].items() if v["spread"]}
-    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] "
+    con.print(f"  [bold]{escape(summary['scenario'])}: {summary['summary']}[/bold] "
               f"({', '.join(summary['verdicts'])})")
     con.print(table(None, ["figure", "median", "lowest", "highest"],
                     [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))
