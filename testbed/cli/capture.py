@@ -3,6 +3,7 @@ found like `trace` finds it: `--fabric RUN`, by default the one fabric running."
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from testbed.cli.output import check_output
@@ -38,6 +39,8 @@ def count_arg(text: str) -> int:
 def cmd_capture(args) -> int:
     from testbed.emulation import capture, runlist
     from testbed.model import families
+    if os.geteuid() != 0:
+        raise ParamError("capture needs root (tcpdump in the fabric's namespaces): run it with sudo")
     if args.write:
         check_output("-w", args.write)
     state = runlist.running(args.fabric)
