@@ -18,6 +18,7 @@ import json
 import os
 import secrets
 import stat
+import unicodedata
 from pathlib import Path
 
 from testbed.core.compat import tomllib
@@ -53,6 +54,8 @@ def name_problem(name: str) -> str | None:
         return f"is {len(name)} characters long (at most {NAME_MAX})"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "holds a control character"
+    if any(unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp") for c in name):
+        return "holds an invisible format character (e.g. U+202E, which shows text reversed)"
     return None
 
 
