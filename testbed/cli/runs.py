@@ -135,7 +135,7 @@ def cmd_run(args) -> int:
             Server.of(name)
     from testbed.cli.up import keep_requested
     keep_requested(args)
-    lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
+    lock = machine_preflight(runs, servers_of(args))   # root, the lock, OVS, names taken
     try:
         with on_servers(servers_of(args)):     # none: every scenario on this machine
             return run_all(runs, args)
@@ -158,20 +158,27 @@ def check_reports(out: str, runs, repeat: int) -> None:
                 raise ParamError(f"--out {files.shown(out)}: {problem}")
 
 
-def machine_preflight():
+def machine_preflight(runs=(), servers=()):
     """What every scenario's bring-up would refuse, checked once before anything is printed or
-    created: HPN_MTU and HPN_OVS_SNDBUF, root, the machine's one-fabric lock (held by `run`
-    until its last scenario is torn down), Open vSwitch, and a datapath or bond forced by
-    HPN_DATAPATH / HPN_BOND."""
+    created (--out included): HPN_MTU and HPN_OVS_SNDBUF, root, the run directory
+    (HPN_RUN_DIR), the machine's one-fabric lock (held by `run` until its last scenario is torn
+    down), Open vSwitch, a datapath or bond forced by HPN_DATAPATH / HPN_BOND, and, on this
+    machine, no name a run's fabric needs already taken (what a killed run left)."""
     import os
 
     from testbed.emulation import runstate, system
     system.check_settings()
     if os.geteuid() != 0:
         raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+    runstate.check_root()
     lock = runstate.RunLock.take(f"run{os.getpid()}")
     try:
         system.check_machine(system.datapath(), system.bond_backend())
+        if not servers:
+            from testbed.emulation.site import LocalSite
+            fabrics = {(f.family, repr(f.params)): f for run in runs for f in map(run.fabric, run.families)}
+            for fabric in fabrics.values():
+                LocalSite(fabric).preflight()
     except BaseException:
         lock.release()
         raise

@@ -83,6 +83,14 @@ class RunState:
         return state
 
 
+def check_root() -> None:
+    """ParamError (one line) unless ROOT (HPN_RUN_DIR) is a directory of runs, or can be made
+    one (testbed/core/files.py's rules for an output directory), before anything exists."""
+    problem = files.output_problem(str(ROOT), directory=True)
+    if problem:
+        raise ParamError(f"the run directory {files.shown(ROOT)} (HPN_RUN_DIR): {problem}")
+
+
 def _malformed(data) -> str | None:
     """What is wrong with a state.json's shape, or None. Every field the testbed reads is checked
     here, the one reader: `ps`, `clean`, `trace` and `capture` then use them as they are."""
