@@ -44,6 +44,8 @@ def cmd_capture(args) -> int:
     from testbed.model import families
     if os.geteuid() != 0:
         raise ParamError("capture needs root (tcpdump in the fabric's namespaces): run it with sudo")
+    if args.force and args.write is None:
+        raise ParamError("--force: replaces the file of -w FILE.pcap; give -w")
     if args.write is not None:
         check_output("-w", args.write, force=None if args.force else "--force")
     state = runlist.running(args.fabric)

@@ -32,7 +32,8 @@ def add_parser(sub) -> None:
                         "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
-    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
+    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out; made only "
+                   "once every check passed; never a symbolic link)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--check", action="store_true",
                    help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "

@@ -123,7 +123,24 @@ def experiment_cases():
     many = "\n".join('[[traffic]]\nkind = "iperf3"\nfrom = "p0s0h0"\nto = "p0s0h1"\nseconds = 5'
                      for _ in range(4000))
     yield "4000 iperf3 entries", EXAMPLE.split("[[traffic]]")[0] + many + "\n[measure]\n"
+    yield from limit_cases()
     yield from hostile_bytes().items()
+
+
+def limit_cases():
+    """What testbed/experiments/limits.py refuses (issue 39, item 10)."""
+    nics = [f"p{p}s0h{h}-n{n}" for p in range(2) for h in range(2) for n in range(3)]
+    pairs = ", ".join(f'["{a}", "{b}"]' for a in nics for b in nics if a[:6] != b[:6])
+    again = '[[fault]]\nat = 4.5\nkind = "link-down"\nport = "p0s0h0-n0p0"\nfor = 1.0\n'
+    yield "throughput twice", EXAMPLE.replace('throughput = ["p0s0h0"]', 'throughput = ["p0s0h0", "p0s0h0"]')
+    yield "queues twice", EXAMPLE.replace("queues = []", 'queues = ["p0s0r0t0-eth1", "p0s0r0t0-eth1"]')
+    yield "link-down twice at once", EXAMPLE + again
+    yield "108 rtt pairs", EXAMPLE + f"rtt = [{pairs}]\n"
+    for char in ("\u202e", "\u2066", "\u200f", "\u200b", "\ufeff"):
+        yield f"name with U+{ord(char):04X}", EXAMPLE.replace('"nic0-link-down"', f'"nic0{char}down"')
+        yield f"description with U+{ord(char):04X}", EXAMPLE.replace(
+            'name = "nic0-link-down"', f'name = "x"\ndescription = "a{char}b"')
+    yield "a key with U+202E", EXAMPLE.replace("[measure]", '[measure]\n"a\u202eb" = 1')
 
 
 # ---- surface 2 and 3: lab answers and results ----
