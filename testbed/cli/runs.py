@@ -37,7 +37,8 @@ def add_parser(sub) -> None:
                    help="run a scenario again, on a fresh bring-up, when its run was invalid because the "
                         f"machine was too busy (at most N more times, default {attempts.DEFAULT_RETRIES}, "
                         "0: never); every attempt is reported, the verdict comes from a valid run")
-    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
+    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out; made only "
+                   "once every check passed; never a symbolic link)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--check", action="store_true",
                    help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "
@@ -88,16 +89,17 @@ def params_of(scenario) -> dict:
 
 def print_params(con, scenario) -> None:
     p = params_of(scenario)
-    con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) parameters, `--set KEY=VALUE`:")
+    con.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(scenario.claim)}) parameters, "
+              "`--set KEY=VALUE`:")
     con.print(table(None, ["knob", "type", "default", "quick", "what"],
                     [(k["name"], k["type"], shown_value(k["default"]), shown_value(k["quick"]), k["help"])
                      for k in p["knobs"]]))
     families = p["fabric"]["families"]
     if families:
         con.print(f"  fabric ({' and '.join(families)}; see `topo show {families[0]}`): "
-                  + " ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items()))
+                  + escape(" ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items())))
     for key, why in p["fixed"].items():
-        con.print(f"  not settable: {key} ({why})")
+        con.print(escape(f"  not settable: {key} ({why})"))
 
 
 def chosen_runs(args) -> list:
@@ -141,7 +143,7 @@ def cmd_run(args) -> int:
             Server.of(name)
     from testbed.cli.up import keep_requested
     keep_requested(args)
-    lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
+    lock = machine_preflight(runs, servers_of(args))   # root, the lock, OVS, names taken
     try:
         with on_servers(servers_of(args)):     # none: every scenario on this machine
             return run_all(runs, args)
@@ -164,11 +166,12 @@ def check_reports(out: str, runs, repeat: int) -> None:
                 raise ParamError(f"--out {files.shown(out)}: {problem}")
 
 
-def machine_preflight():
+def machine_preflight(runs=(), servers=()):
     """What every scenario's bring-up would refuse, checked once before anything is printed or
-    created: HPN_MTU and HPN_OVS_SNDBUF, root, the machine's one-fabric lock (held by `run`
-    until its last scenario is torn down), Open vSwitch, and a datapath or bond forced by
-    HPN_DATAPATH / HPN_BOND."""
+    created (--out included): HPN_MTU and HPN_OVS_SNDBUF, root, the run directory
+    (HPN_RUN_DIR), the machine's one-fabric lock (held by `run` until its last scenario is torn
+    down), Open vSwitch, a datapath or bond forced by HPN_DATAPATH / HPN_BOND, and, on this
+    machine, no name a run's fabric needs already taken (what a killed run left)."""
     import os
 
     from testbed.emulation.net import system
@@ -176,9 +179,15 @@ def machine_preflight():
     system.check_settings()
     if os.geteuid() != 0:
         raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+    runstate.check_root()
     lock = runstate.RunLock.take(f"run{os.getpid()}")
     try:
         system.check_machine(system.datapath(), system.bond_backend())
+        if not servers:
+            from testbed.emulation.site import LocalSite
+            fabrics = {(f.family, repr(f.params)): f for run in runs for f in map(run.fabric, run.families)}
+            for fabric in fabrics.values():
+                LocalSite(fabric).preflight()
     except BaseException:
         lock.release()
         raise
@@ -276,7 +285,7 @@ def run_repeats(runs, args, out, con) -> int:
 
         def each(k, result):
             if not args.json:
-                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
+                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({escape(result.headline)})")
         summary, results = repeat(scenario, args.repeat, out, each,
                                   progress.Steps(f"{scenario.name} run", args.repeat),
                                   lambda execute, s=scenario: attempted(s, args, con, execute))
@@ -294,7 +303,7 @@ def run_repeats(runs, args, out, con) -> int:
 
 def print_spread(con, summary: dict) -> None:
     varying = {k: v for k, v in summary["figures"].items() if v["spread"]}
-    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] "
+    con.print(f"  [bold]{escape(summary['scenario'])}: {summary['summary']}[/bold] "
               f"({', '.join(summary['verdicts'])})")
     con.print(table(None, ["figure", "median", "lowest", "highest"],
                     [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))

@@ -2,7 +2,7 @@
 several servers with one machine (testbed/emulation/cluster/servers.py)."""
 from __future__ import annotations
 
-from testbed.cli.output import console, print_json, table
+from testbed.cli.output import console, escape, markup, print_json, table
 
 
 def add_parser(sub) -> None:
@@ -28,8 +28,9 @@ def cmd_up(args) -> int:
     if args.json:
         print_json({"servers": record["servers"], "ssh_config": servers.ssh_config()})
     else:
-        console().print(f"{len(names)} servers up: {', '.join(names)} (ssh -F {servers.ssh_config()} "
-                        f"{names[0]}); try `hpn-testbed up hpn --servers {','.join(names[:2])} --check`")
+        console().print(escape(f"{len(names)} servers up: {', '.join(names)} (ssh -F "
+                               f"{servers.ssh_config()} {names[0]}); try `hpn-testbed up hpn "
+                               f"--servers {','.join(names[:2])} --check`"))
     return 0
 
 
@@ -49,7 +50,7 @@ def cmd_list(args) -> int:
         print("no servers are up")
     else:
         def yes(ok: bool) -> str:
-            return "[green]yes[/green]" if ok else "[red]no[/red]"
+            return markup("[green]yes[/green]" if ok else "[red]no[/red]")
         console().print(table("servers", ["server", "underlay", "pid", "running", "ssh", "ovs"],
                               [(r["name"], r["ip"], r["pid"], yes(r["running"]), yes(r["ssh"]),
                                 yes(r["ovs"])) for r in rows]))

@@ -106,7 +106,7 @@ def cmd_topo_show(args) -> int:
         print_json(summary)
         return 0
     con = console()
-    con.print(f"[bold]{fab.family}[/bold]: {summary['hosts']:,} hosts, {summary['nics']:,} NICs, "
+    con.print(f"[bold]{escape(fab.family)}[/bold]: {summary['hosts']:,} hosts, {summary['nics']:,} NICs, "
               f"{summary['host_ports']:,} host ports, {summary['switches']:,} switches,\n"
               f"{summary['links']['host']:,} host links + {summary['links']['switch']:,} switch links")
     # short headers and rounded figures: the table fits 80 columns

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from testbed.cli.output import console, print_json, table
+from testbed.cli.output import console, escape, markup, print_json, table
 from testbed.cli.topo import add_fabric_args, fabric_settings
 from testbed.core import progress
 from testbed.core.errors import ParamError
@@ -174,7 +174,7 @@ def cmd_up(args) -> int:
             print_json(info)
         else:
             con = console()
-            con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
+            con.print(f"[bold]{escape(fab.family)}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
                       f"[cyan]{emu.datapath}[/cyan]{_send_buffer(info)}, "
                       f"host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
@@ -196,5 +196,5 @@ def cmd_up(args) -> int:
 
 def _verdict(check) -> str:
     if check.figures.get("skipped"):
-        return "[yellow]skip[/yellow]"
-    return "[green]pass[/green]" if check.passed else "[red]FAIL[/red]"
+        return markup("[yellow]skip[/yellow]")
+    return markup("[green]pass[/green]" if check.passed else "[red]FAIL[/red]")

@@ -115,6 +115,7 @@ class Emulation(Readiness, Lifecycle):
         """Refuse to start, before creating anything, when this run could not succeed or clean up."""
         if os.geteuid() != 0:
             raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+        runstate.check_root()
         # one fabric per machine: names, ports and addresses derive from coordinates, so two
         # fabrics would claim the same interfaces. The lock is held until teardown is done.
         self._lock = runstate.RunLock.take(self.run_id)

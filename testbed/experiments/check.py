@@ -7,7 +7,7 @@ from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
-from testbed.experiments import expect
+from testbed.experiments import expect, limits
 from testbed.experiments.spec import (
     COLLECTIVES,
     MEASURE_KEYS,
@@ -76,6 +76,7 @@ def load(path: str) -> Spec:
     for port in spec.queues:
         switch_port(fab, port, measure, "queues")
     check_timing(spec, top)
+    limits.check(spec, top)
     return spec
 
 

@@ -16,6 +16,7 @@ Removing what a run recorded is teardown.py's; the processes' identity is proces
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
@@ -82,8 +83,17 @@ class RunState:
         return state
 
 
+def check_root() -> None:
+    """ParamError (one line) unless ROOT (HPN_RUN_DIR) is a directory of runs, or can be made
+    one (testbed/core/files.py's rules for an output directory), before anything exists."""
+    problem = files.output_problem(str(ROOT), directory=True)
+    if problem:
+        raise ParamError(f"the run directory {files.shown(ROOT)} (HPN_RUN_DIR): {problem}")
+
+
 def _malformed(data) -> str | None:
-    """What is wrong with a state.json's shape, or None (only what the testbed reads is checked)."""
+    """What is wrong with a state.json's shape, or None. Every field the testbed reads is checked
+    here, the one reader: `ps`, `clean`, `trace` and `capture` then use them as they are."""
     if not isinstance(data, dict):
         return "not an object"
     owner = data.get("owner")
@@ -99,11 +109,43 @@ def _malformed(data) -> str | None:
     for key in LISTS[1:]:
         if not all(isinstance(x, str) for x in data.get(key, [])):
             return f"{key} are not names"
-    hosts = data.get("hosts", {})
-    if not (isinstance(hosts, dict)
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in hosts.values())):
+    if not _pids_by_name(data.get("hosts", {})):
         return "hosts is not {name: pid}"
+    created = data.get("created")
+    if created is not None and not (isinstance(created, (int, float)) and not isinstance(created, bool)
+                                    and 0 <= created < 2**40):
+        return "created is not a time"
+    return _about_problem(data.get("about", {})) or _servers_problem(data.get("servers"))
+
+
+ABOUT = {"family": str, "datapath": str, "switches": int, "hosts": int, "nics": int}
+
+
+def _about_problem(about) -> str | None:
+    if not (isinstance(about, dict) and all(
+            v is None or (isinstance(v, ABOUT[k]) and (ABOUT[k] is str or _int_or_none(v)))
+            for k, v in about.items() if k in ABOUT)):
+        return "about is not {family, switches, hosts, nics, datapath}"
     return None
+
+
+def _servers_problem(servers) -> str | None:
+    """A run across servers (cluster.py's record): {name: {ip, ssh, hosts, intfs, bridges}}."""
+    def entry_ok(e) -> bool:
+        return (isinstance(e, dict) and isinstance(e.get("ip"), str) and _names(e.get("ssh"))
+                and _names(e.get("intfs")) and _names(e.get("bridges"))
+                and _pids_by_name(e.get("hosts")))
+    if servers is not None and not (isinstance(servers, dict) and all(map(entry_ok, servers.values()))):
+        return "servers is not {name: {ip, ssh, hosts, intfs, bridges}}"
+    return None
+
+
+def _names(x) -> bool:
+    return isinstance(x, list) and all(isinstance(n, str) for n in x)
+
+
+def _pids_by_name(x) -> bool:
+    return isinstance(x, dict) and all(isinstance(v, int) and _int_or_none(v) and v > 0 for v in x.values())
 
 
 def _int_or_none(x) -> bool:
@@ -185,18 +227,38 @@ def held_run() -> str | None:
 def runs(unreadable: list[str] | None = None) -> list[RunState]:
     """Every run recorded under ROOT; one whose state cannot be read is left out (and, with
     `unreadable`, said there: "RUN: why")."""
-    if not ROOT.is_dir():
-        return []
-    found = []
-    for p in sorted(ROOT.iterdir()):
-        if not os.path.lexists(p / "state.json"):
+    found, bad = census()
+    if unreadable is not None:
+        unreadable += [f"{run}: cannot read its state, left as it is ({why})" for run, why in bad.items()]
+    return found
+
+
+def census() -> tuple[list[RunState], dict[str, str]]:
+    """The runs recorded under ROOT, and those whose state cannot be read: {run: why}. A run
+    directory we may not enter (root's 0700, as another user sees it) is one of those, why
+    NOT_OURS: it is never taken for "no fabric"."""
+    try:
+        entries = sorted(ROOT.iterdir()) if ROOT.is_dir() else []
+    except OSError as e:
+        return [], {str(ROOT): e.strerror or str(e)}
+    found, bad = [], {}
+    for p in entries:
+        try:
+            os.lstat(p / "state.json")
+        except (FileNotFoundError, NotADirectoryError):     # the lock, the servers' directory
+            continue
+        except OSError as e:
+            bad[p.name] = NOT_OURS if e.errno == errno.EACCES else e.strerror
             continue
         try:
             found.append(RunState.load(p))
         except ParamError as e:
-            if unreadable is not None:
-                unreadable.append(f"{p.name}: cannot read its state, left as it is ({e})")
-    return found
+            bad[p.name] = NOT_OURS if os.geteuid() != 0 and not os.access(p / "state.json", os.R_OK) \
+                else str(e)
+    return found, bad
+
+
+NOT_OURS = "its state is root's"
 
 
 def alive(state: RunState) -> bool:
