@@ -8,8 +8,8 @@ import time
 
 from mininet.log import output
 
-from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_arguments, positive
-from testbed.cli.shell_routes import routes_text
+from testbed.cli.shell.args import ShellParser, Usage, at_least_zero, no_arguments, positive
+from testbed.cli.shell.routes import routes_text
 from testbed.cli.trace import port_number
 from testbed.emulation import fault_registry
 from testbed.emulation.fault_kinds import SHELL_WORDS, ArgProblem
@@ -106,7 +106,7 @@ def window_rate(sampler: meters.Sampler, intf: str, seconds: float) -> float:
 
 
 class FabricCommands:
-    """Mixed into the CLI (testbed/cli/shell.py), which sets emu, fabric, faults
+    """Mixed into the CLI (testbed/cli/shell/cli.py), which sets emu, fabric, faults
     and peers (cable_peers)."""
 
     # ---- trace ----
