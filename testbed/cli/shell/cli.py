@@ -153,9 +153,12 @@ class FabricCLI(FabricCommands, CaptureCommand, MininetCommands, CLI):
     # ---- help ----
     def do_help(self, line):
         """List the commands, one line each; `help COMMAND` describes one.
-           Usage: help [COMMAND]"""
-        if line.strip():
-            doc = getattr(getattr(self, f"do_{line.strip()}", None), "__doc__", None)
+           Usage: help [COMMAND] (help fault KIND: a fault kind's arguments)"""
+        name, _, rest = line.strip().partition(" ")
+        if hasattr(self, f"help_{name}"):     # a help made from a registry (`help fault [KIND]`)
+            return output(getattr(self, f"help_{name}")(rest.strip()))
+        if name:
+            doc = getattr(getattr(self, f"do_{name}", None), "__doc__", None)
             return output(inspect.cleandoc(doc) + "\n") if doc else Cmd.do_help(self, line.strip())
         for title, names in (("Testbed commands", TESTBED_COMMANDS), ("Mininet commands", MININET_COMMANDS)):
             output(f"{title}:\n")
