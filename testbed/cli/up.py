@@ -185,7 +185,7 @@ def cmd_up(args) -> int:
                 con.print(table("checks", ["check", "result", "detail"],
                                 [(c.name, _verdict(c), c.detail) for c in results]))
         if args.cli:   # leaving it (exit, Ctrl-D, SIGTERM, SIGHUP) ends this block: teardown
-            from testbed.cli.shell import run_shell
+            from testbed.cli.shell.cli import run_shell
             run_shell(emu)
         elif not args.check:
             print("up; press Ctrl-C to tear down", file=sys.stderr)

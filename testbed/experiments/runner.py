@@ -10,7 +10,6 @@ not the fabric, was busy). Traffic items start at their `start`; RTT and failove
 """
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -21,14 +20,12 @@ from testbed.emulation.faults import registry as fault_registry
 from testbed.emulation.faults.inject import Faults
 from testbed.experiments import check, expect, phases
 from testbed.experiments.probes import Probes
+from testbed.experiments.traffic.load import Load
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.scenario import plots
 from testbed.scenario.base import NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
 from testbed.scenario.knobs import Knobs
 from testbed.scenario.timeline import Schedule
-from testbed.workload import collectives as C
-from testbed.workload import traffic
-from testbed.workload.hashports import cport_base
 
 MEASURED = "measured"
 
@@ -42,63 +39,6 @@ def schedule(faults: Faults, spec) -> Schedule:
         out.fault(f.at, lambda kind=kind, f=f: kind.inject(faults, **f.arguments),
                   None if f.self_timed else f.seconds)
     return out
-
-
-class Load:
-    """The file's traffic on a running emulation: iperf3 flows (servers up front, each client at
-    its item's `start`) and collectives (each in a thread from its `start`)."""
-
-    def __init__(self, emu, spec):
-        self.emu, self.spec, self.flows, self.jobs = emu, spec, [], []
-        self.clients: list = []
-        fab = emu.fabric
-        for n, t in enumerate(spec.traffic):
-            if not t.timed:
-                self.jobs.append((t, check.collective(fab, t, n)))
-                continue
-            for j, (src, dst) in enumerate(check.nic_pairs(fab, t, fail)):
-                dport = 5201 + 20 * n + j
-                sport = cport_base(emu, src, dst, t.streams, dport) if t.protocol == "tcp" else None
-                self.flows.append((t, traffic.Flow(src, dst, dport=dport, sport=sport, proto=t.protocol,
-                                                   parallel=t.streams)))
-        self.results: list = [None] * len(self.jobs)
-        self.threads = [threading.Thread(target=self._run_job, args=(k, t, coll), daemon=True)
-                        for k, (t, coll) in enumerate(self.jobs)]
-
-    def servers(self) -> None:
-        for _, flow in self.flows:
-            traffic.start_server(self.emu, flow.dst, flow.dport)
-
-    def schedule(self, timeline: Schedule) -> Schedule:
-        """Every client and collective on `timeline`: each begins at its `start`."""
-        for t, flow in self.flows:
-            timeline.action(t.start, lambda t=t, flow=flow: self.clients.append(
-                (t, traffic.start_client(self.emu, flow, t.seconds, rate_mbit=t.rate_mbit))))
-        for (t, _), th in zip(self.jobs, self.threads):
-            timeline.action(t.start, th.start)
-        return timeline
-
-    def _run_job(self, k: int, t, coll) -> None:
-        try:
-            (run,) = C.run(self.emu, coll, pace=t.pace)
-            self.results[k] = {"where": t.where, **run.summary()}
-        except BaseException as e:  # noqa: BLE001 (re-raised in the main thread by `wait`)
-            self.results[k] = e
-
-    def wait(self) -> list[dict]:
-        done = [{"where": t.where, "flow": f"{c.flow.src.name} -> {c.flow.dst.name}", "streams": t.streams,
-                 "protocol": t.protocol, "start": t.start, "received_mbps": round(traffic.received_mbps(
-                     traffic.wait_client(self.emu, c, t.seconds + 20)), 3)} for t, c in self.clients]
-        for th in self.threads:
-            th.join()
-        for r in self.results:
-            if isinstance(r, BaseException):
-                raise r
-        return done + self.results
-
-
-def fail(key, problem):
-    raise ParamError(f"{key}: {problem}")
 
 
 def shifted(points, sampler: Sampler, t_start: float) -> list[list[float]]:

@@ -1,11 +1,11 @@
-"""`capture` in the CLI (testbed/cli/shell.py): tcpdump on a port of this fabric, as `hpn-testbed
+"""`capture` in the CLI (testbed/cli/shell/cli.py): tcpdump on a port of this fabric, as `hpn-testbed
 capture` does from outside (testbed/emulation/capture.py); Ctrl-C ends it and returns to the
 prompt with the file complete."""
 from __future__ import annotations
 
 from mininet.log import output
 
-from testbed.cli.shell_args import ShellParser, positive
+from testbed.cli.shell.args import ShellParser, positive
 
 CAPTURE = ShellParser("capture")
 CAPTURE.add_argument("port", metavar="PORT")

@@ -2,8 +2,8 @@
 
 Mininet's own commands print again (the builder silences Mininet's logger, through which the CLI
 writes), its pingall, iperf and link work on hosts that have one address per NIC and none per host
-(testbed/cli/shell_mininet.py), and trace, fault, rates, queues, routes and check come from the
-testbed (testbed/cli/shell_fabric.py), capture from testbed/cli/shell_capture.py. Whatever a user
+(testbed/cli/shell/mininet.py), and trace, fault, rates, queues, routes and check come from the
+testbed (testbed/cli/shell/fabric.py), capture from testbed/cli/shell/capture.py. Whatever a user
 types is answered, a mistake in one line: no traceback ends the session. Ctrl-C stops the running
 command and returns to the prompt (Mininet's habit). `exit`, Ctrl-D, SIGTERM and SIGHUP
 (testbed.core.interrupts raises Terminated, which the CLI does not catch) leave it; the faults typed
@@ -20,10 +20,10 @@ from mininet.cli import CLI
 from mininet.log import LEVELS, error, lg, output
 from mininet.util import dumpNodeConnections
 
-from testbed.cli.shell_args import Usage, one_line
-from testbed.cli.shell_capture import CaptureCommand
-from testbed.cli.shell_fabric import FabricCommands, cable_peers
-from testbed.cli.shell_mininet import MininetCommands
+from testbed.cli.shell.args import Usage, one_line
+from testbed.cli.shell.capture import CaptureCommand
+from testbed.cli.shell.fabric import FabricCommands, cable_peers
+from testbed.cli.shell.mininet import MininetCommands
 from testbed.core.errors import PartLost
 
 TESTBED_COMMANDS = ("trace", "fault", "rates", "queues", "routes", "check", "capture")
@@ -153,9 +153,12 @@ class FabricCLI(FabricCommands, CaptureCommand, MininetCommands, CLI):
     # ---- help ----
     def do_help(self, line):
         """List the commands, one line each; `help COMMAND` describes one.
-           Usage: help [COMMAND]"""
-        if line.strip():
-            doc = getattr(getattr(self, f"do_{line.strip()}", None), "__doc__", None)
+           Usage: help [COMMAND] (help fault KIND: a fault kind's arguments)"""
+        name, _, rest = line.strip().partition(" ")
+        if hasattr(self, f"help_{name}"):     # a help made from a registry (`help fault [KIND]`)
+            return output(getattr(self, f"help_{name}")(rest.strip()))
+        if name:
+            doc = getattr(getattr(self, f"do_{name}", None), "__doc__", None)
             return output(inspect.cleandoc(doc) + "\n") if doc else Cmd.do_help(self, line.strip())
         for title, names in (("Testbed commands", TESTBED_COMMANDS), ("Mininet commands", MININET_COMMANDS)):
             output(f"{title}:\n")

@@ -1,4 +1,4 @@
-"""Arguments of the CLI's commands (testbed/cli/shell.py): parsed like the command line's, and
+"""Arguments of the CLI's commands (testbed/cli/shell/cli.py): parsed like the command line's, and
 refused with one line instead of a usage block or an exit."""
 from __future__ import annotations
 

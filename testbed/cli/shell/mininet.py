@@ -8,7 +8,7 @@ import shlex
 
 from mininet.log import output
 
-from testbed.cli.shell_args import ShellParser, Usage, no_arguments, positive
+from testbed.cli.shell.args import ShellParser, Usage, no_arguments, positive
 from testbed.model.fabric import Fabric, Link, Nic
 from testbed.workload import traffic
 
@@ -58,7 +58,7 @@ def megabits(text: str) -> float:
 
 
 class MininetCommands:
-    """Mixed into the CLI (testbed/cli/shell.py), which sets emu, fabric, faults and mn."""
+    """Mixed into the CLI (testbed/cli/shell/cli.py), which sets emu, fabric, faults and mn."""
 
     _iperf_ports = itertools.cycle(IPERF_PORTS)
 

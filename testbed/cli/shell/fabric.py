@@ -8,8 +8,8 @@ import time
 
 from mininet.log import output
 
-from testbed.cli.shell_args import ShellParser, Usage, at_least_zero, no_arguments, positive
-from testbed.cli.shell_routes import routes_text
+from testbed.cli.shell.args import ShellParser, Usage, at_least_zero, no_arguments, positive
+from testbed.cli.shell.routes import routes_text
 from testbed.cli.trace import port_number
 from testbed.emulation.faults import registry as fault_registry
 from testbed.emulation.faults.kinds import SHELL_WORDS, ArgProblem
@@ -18,6 +18,7 @@ from testbed.measure import bringup, meters
 from testbed.model.contract import TABLE_FORWARD
 
 BUSY_MBPS = 0.01       # with no SWITCH named, rates and queues show only ports above this
+HELP_WIDTH = 30        # `help fault`: a usage longer than this has its help on the next line
 
 TRACE = ShellParser("trace")
 TRACE.add_argument("src", metavar="SRC")
@@ -69,6 +70,42 @@ def fault_args(kind, words: dict, fabric, usage: str, only=None) -> dict:
         raise Usage(f"{e}; usage: {usage}" if usage else str(e)) from None
 
 
+def fault_help(name: str = "") -> str:
+    """`help fault`, from the fault registry (a kind registered since is in it): each kind's usage
+    and help, its repair word's, `repair` and `list`; `help fault KIND`: the kind's arguments."""
+    parser = fault_parser()
+    if name:
+        kind = fault_registry.REGISTRY.by_repair_word(name) or fault_registry.get(name)
+        lines = [f"{parser.words[name].usage_line()}", f"  {kind.help}" if name == kind.name
+                 else f"  repairs {kind.name} early"]
+        lines += [f"  {arg_usage(a):<16} {a.help}{arg_limits(a)}" for a in kind.args
+                  if name == kind.name or a.required]
+        return "\n".join(lines) + "\n"
+    rows = []
+    for kind in fault_registry.kinds():
+        rows.append((parser.words[kind.name].usage_line(), kind.help))
+        if kind.repair_word:
+            rows.append((parser.words[kind.repair_word].usage_line(), f"repairs {kind.name} early"))
+    rows += [("fault repair", "undo every fault now"),
+             ("fault list (or just `fault`)", "the faults in place")]
+    width = min(max(len(usage) for usage, _ in rows), HELP_WIDTH)
+    lines = [f"  {usage:<{width}}  {what}" if len(usage) <= width else f"  {usage}\n  {'':<{width}}  {what}"
+             for usage, what in rows]
+    return "\n".join(["Inject a fault into the fabric (undone on exit), or list them.", "Usage:", *lines,
+                      "`help fault KIND` lists a kind's arguments."]) + "\n"
+
+
+def arg_usage(a) -> str:
+    return (f"{'|'.join(a.choices)}" if a.choices else a.name.upper()) if a.positional else f"--{a.name}"
+
+
+def arg_limits(a) -> str:
+    said = [] if a.required else [f"default {a.default}"]
+    if a.bounds is not None:
+        said.append(f"{a.bounds[0]} to {a.bounds[1]}")
+    return f" ({', '.join(said)})" if said else ""
+
+
 def watch_parser(name: str) -> ShellParser:
     p = ShellParser(name)
     p.add_argument("switches", nargs="*", metavar="SWITCH")
@@ -106,7 +143,7 @@ def window_rate(sampler: meters.Sampler, intf: str, seconds: float) -> float:
 
 
 class FabricCommands:
-    """Mixed into the CLI (testbed/cli/shell.py), which sets emu, fabric, faults
+    """Mixed into the CLI (testbed/cli/shell/cli.py), which sets emu, fabric, faults
     and peers (cable_peers)."""
 
     # ---- trace ----
@@ -132,14 +169,8 @@ class FabricCommands:
     # ---- fault ----
     def do_fault(self, line):
         """Inject a fault into the fabric (undone on exit), or list them.
-           Usage: fault link-down PORT | fault link-up PORT
-                  fault flap PORT [--count N] [--period PERIOD] [--down DOWN]
-                  fault one-way PORT [up|down]   (up: the lower end -> the upper one, e.g. NIC -> ToR)
-                  fault switch-down SWITCH | fault switch-up SWITCH
-                  fault repair (undo every fault now) | fault list (or just `fault`)
-           PORT: either interface of a cable, e.g. p0s0h0-n0p0 or p0s0r0t0-eth1
-           (`help fault KIND` would list a kind's arguments: they come from its declaration,
-           testbed/emulation/faults/library.py)"""
+           Usage: fault KIND ARGS | fault repair | fault list; `help fault` lists the kinds
+           (the fault registry's: testbed/emulation/faults/registry.py, and any of your own)."""
         parser = fault_parser()
         words = vars(parser.parse(line))
         word = words.pop("word", None)
@@ -149,6 +180,10 @@ class FabricCommands:
             self.faults.repair_all()
             return output("*** every fault undone\n")
         self.fault_word(word, words, parser.words[word].usage_line())
+
+    def help_fault(self, rest: str = "") -> str:
+        """`help fault [KIND]` (the CLI's help asks for it): from the fault registry."""
+        return fault_help(rest)
 
     def fault_word(self, word: str, words: dict, usage: str = "") -> None:
         """`fault WORD ...`: inject the kind called `word`, or repair with its repair word."""
