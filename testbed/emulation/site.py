@@ -15,7 +15,7 @@ import sys
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import counters, links, netdevs, nodes, rcu, sendbuf, system
+from testbed.emulation import counters, cpu_precedence, links, netdevs, nodes, rcu, sendbuf, system
 from testbed.emulation.controller import ControllerProcess
 from testbed.emulation.hosts import FabricHost, end_unrecorded
 from testbed.emulation.watchdog import Watchdog
@@ -75,7 +75,9 @@ class LocalSite:
         return nodes.ControllerRef(str(controller.socket))
 
     def record_nodes(self, net, state) -> None:
-        """The nodes' shells, as soon as they exist (and the hosts' PIDs for `trace --fabric RUN`)."""
+        """The nodes' shells, as soon as they exist (and the hosts' PIDs for `trace --fabric RUN`),
+        and from now on the run's processes first in line for the CPU (cpu_precedence.py)."""
+        cpu_precedence.apply(state)
         state.add_processes(*[(n.pid, "mininet:") for n in net.hosts + net.switches])
         state.data["hosts"] = {h.name: h.pid for h in net.hosts}
         state.save()
