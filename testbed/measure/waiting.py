@@ -146,10 +146,12 @@ class Waiting:
 # ---- a run's processes by name ----
 def role_names(entries: list[tuple[int, str, str | None]]) -> dict[str, int]:
     """{name: pid} for (pid, marker, host or None) entries: the marker's part (ROLES), with the
-    host it runs in; a second of the same name is "NAME #2"."""
+    host it runs in (a node's shell outside every host: a switch's); a second of the same name
+    is "NAME #2"."""
     out: dict[str, int] = {}
     for pid, marker, host in entries:
-        base = " ".join(x for x in (ROLES.get(marker, marker), host) if x)
+        role = "switch shell" if marker == "mininet:" and host is None else ROLES.get(marker, marker)
+        base = " ".join(x for x in (role, host) if x)
         name, n = base, 1
         while name in out:
             n += 1

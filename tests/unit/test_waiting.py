@@ -74,9 +74,10 @@ def test_a_window_without_a_cgroup_has_no_pressure(tmp_path):
 
 def test_a_runs_processes_are_named_by_their_part_and_host():
     names = waiting.role_names([(5, "controller.launcher", None), (6, "testbed.inhost.agent", "h1"),
-                                (7, "iperf3", "h1"), (8, "iperf3", "h1"), (9, "custom", "h2")])
+                                (7, "iperf3", "h1"), (8, "iperf3", "h1"), (9, "custom", "h2"),
+                                (10, "mininet:", None)])
     assert names == {"controller": 5, "host agent h1": 6, "iperf3 h1": 7, "iperf3 h1 #2": 8,
-                     "custom h2": 9}
+                     "custom h2": 9, "switch shell": 10}
 
 
 def test_a_run_is_read_from_its_state(tmp_path, monkeypatch):
