@@ -177,7 +177,8 @@ def cmd_up(args) -> int:
             con.print(f"[bold]{escape(fab.family)}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
                       f"[cyan]{emu.datapath}[/cyan]{_send_buffer(info)}, "
-                      f"host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+                      f"host bond [cyan]{info['bond']}[/cyan], CPU precedence "
+                      f"[cyan]{info.get('cpu_precedence') or 'none'}[/cyan], run {emu.run_id}")
             if emu.controller.app is not None:
                 app = emu.controller.app.describe()
                 con.print(f"controller app {app['app']} ({app['class']}), {app['mode']}")

@@ -304,6 +304,7 @@ class Emulation(Readiness, Lifecycle):
 
     def describe(self) -> dict:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
+                "cpu_precedence": self.state.data["about"].get("cpu_precedence"),   # cpu_precedence.py
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
                 "routing": self.options.routing, "ovs_send_buffer": self.send_buffer,
                 **({"controller_app": self.controller.app.describe()} if self.controller.app else {}),

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from testbed.core import sh
 from testbed.core.errors import ParamError
-from testbed.emulation import nodes
+from testbed.emulation import cpu_precedence, nodes
 from testbed.emulation.control.controller import ControllerProcess
 from testbed.emulation.control.watchdog import Watchdog
 from testbed.emulation.hosts import FabricHost, end_unrecorded
@@ -122,7 +122,9 @@ class LocalSite:
         return nodes.ControllerRef(str(controller.socket))
 
     def record_nodes(self, net, state) -> None:
-        """The nodes' shells, as soon as they exist (and the hosts' PIDs for `trace --fabric RUN`)."""
+        """The nodes' shells, as soon as they exist (and the hosts' PIDs for `trace --fabric RUN`),
+        and from now on the run's processes first in line for the CPU (cpu_precedence.py)."""
+        cpu_precedence.apply(state)
         state.add_processes(*[(n.pid, "mininet:") for n in net.hosts + net.switches])
         state.data["hosts"] = {h.name: h.pid for h in net.hosts}
         state.save()

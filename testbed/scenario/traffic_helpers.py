@@ -12,7 +12,8 @@ from testbed.workload.collectives import Collective
 def setup_of(emu, **extra) -> dict:
     p = emu.fabric.params
     return {"family": emu.fabric.family, "params": dataclasses.asdict(p),
-            "datapath": emu.datapath, "routing": emu.options.routing, "mtu": emu.mtu,
+            "datapath": emu.datapath, "cpu_precedence": emu.state.data["about"].get("cpu_precedence"),
+            "routing": emu.options.routing, "mtu": emu.mtu,
             "queue_bytes": emu.options.queue_bytes, "ovs_send_buffer": emu.send_buffer, **extra}
 
 

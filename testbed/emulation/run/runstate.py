@@ -34,6 +34,8 @@ LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs", "knobs")   # kno
 
 
 class RunState:
+    admit = None    # called with the PIDs of each process recorded (cpu_precedence.py sets it)
+
     def __init__(self, run_id: str):
         self.run_id = run_id
         self.dir = ROOT / run_id
@@ -57,6 +59,8 @@ class RunState:
 
     def add_processes(self, *pairs: tuple[int, str]) -> None:
         self.add("pids", *[[pid, marker, start_time(pid)] for pid, marker in pairs])
+        if self.admit is not None:
+            self.admit([pid for pid, _ in pairs])
 
     def live_processes(self) -> list[tuple[int, str]]:
         """The recorded processes that still run (the same processes, not reused PIDs)."""

@@ -3,8 +3,8 @@ every Emulation, and `clean`), `clean` for every run whose owner is gone and str
 
 STEPS is the one list of kinds, in the order they must go: a cluster run's servers first
 (while its hosts' shells still hold their namespaces), then processes, bridges, interfaces,
-nftables tables, directories and the kernel settings a run changed (rcu.py, sendbuf.py). A step that
-fails does not stop the others.
+nftables tables, directories and the settings a run changed (rcu.py, sendbuf.py,
+cpu_precedence.py). A step that fails does not stop the others.
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import shutil
 
 from testbed.core import sh
 from testbed.core.errors import TestbedError
+from testbed.emulation import cpu_precedence
 from testbed.emulation.net import netdevs, rcu, sendbuf
 from testbed.emulation.run.processes import kill_all
 from testbed.emulation.run.runstate import RunState, alive, held_run, runs
@@ -54,7 +55,7 @@ def _dirs(state: RunState) -> list[str]:
 
 def _knobs(state: RunState) -> list[str]:
     recorded = state.data.get("knobs", [])
-    return rcu.restore(recorded) + sendbuf.restore(recorded)
+    return rcu.restore(recorded) + sendbuf.restore(recorded) + cpu_precedence.restore(recorded)
 
 
 STEPS = (("servers", _servers), ("processes", _processes), ("bridges", _bridges),
