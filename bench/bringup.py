@@ -16,8 +16,8 @@ import time
 
 from stock import stock_mininet
 
-from testbed.emulation import system
 from testbed.emulation.build import Emulation
+from testbed.emulation.net import system
 from testbed.model import make_fabric
 
 

@@ -5,7 +5,7 @@ shapes its cables, for benches that push frames through a known number of hops.
         chain.in_a("iperf3 -c ...")
 
 a -- s1 -- s2 -- ... -- sk -- b: every cable a veth pair at `mtu`, its egress at both ends capped
-at `mbit` over a byte-limited bfifo (testbed.emulation.shaping, the lines the fabric uses); each
+at `mbit` over a byte-limited bfifo (testbed.emulation.net.shaping, the lines the fabric uses); each
 bridge on this machine's datapath (system.datapath(): the userspace one where the kernel has no
 OVS module) with two flows, port 1 <-> port 2, so a frame costs exactly what a fabric's
 forwarding costs and no controller is involved. Names carry this process's PID, so the chain
@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from testbed.core import sh
-from testbed.emulation import netdevs, shaping, system
+from testbed.emulation.net import netdevs, shaping, system
 
 ADDR_A, ADDR_B = "10.77.0.1", "10.77.0.2"
 MAC_A, MAC_B = "02:77:00:00:00:01", "02:77:00:00:00:02"

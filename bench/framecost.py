@@ -10,7 +10,7 @@ MTU-sized datagrams. Measured over the run: the frames delivered, Open vSwitch's
 (ovs-vswitchd's own, unaffected by neighbours) plus the machine's softirq time (the veths' and
 qdiscs' work), less what the same chain costs with no traffic in the second before (OVS's own
 loops), and the machine's CPU busy fraction, the figure the scenarios' validity check
-reads (scenarios/kit/invalid.py). Reported per setting:
+reads (testbed/measure/validity.py). Reported per setting:
 - CPU seconds per million frame-hops (a frame crossing one switch);
 - CPU per emulated Mbit/s: ms of CPU per second per Mbit/s carried per hop;
 - per frame-hop, the descriptors ovs-vswitchd polled and the blocks it allocated (its own
@@ -36,11 +36,12 @@ from pathlib import Path
 
 from chain import ADDR_B, Chain
 
-from scenarios.kit.invalid import BUSY_LIMIT
 from testbed.core.wait import wait_for
 from testbed.emulation.build import QUEUE_BYTES
-from testbed.emulation.system import DEFAULT_MTU
+from testbed.emulation.net.system import DEFAULT_MTU
+from testbed.measure import validity
 from testbed.measure.meters import cpu_times
+from testbed.measure.validity import BUSY_LIMIT
 
 TODAY = {"mtu": 1500, "queue": QUEUE_BYTES, "shape": "htb"}   # main before issue 27
 GOAL = 0.5             # issue 27: the default MTU's CPU per emulated Mbit/s, at most half of 1500's
@@ -140,7 +141,8 @@ def point(chain: Chain, seconds: float) -> dict:
             "ms_per_mbit_hop": cpu / wall * 1e3 / (mbit * chain.hops) if mbit else float("inf"),
             "polls_per_fh": (polls1 - polls0) / fh if fh else float("inf"),
             "allocs_per_fh": (allocs1 - allocs0) / fh if fh else float("inf"),
-            "idle_cores": idle, "busy": busy, "loss": loss, "valid": busy <= BUSY_LIMIT and loss <= MAX_LOSS}
+            "idle_cores": idle, "busy": busy, "loss": loss,
+            "valid": validity.cpu(busy).valid and loss <= MAX_LOSS}
 
 
 def summary(points: list[dict]) -> dict:

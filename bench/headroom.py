@@ -9,7 +9,7 @@ duty-cycled to `--load` of one core (0.5: half a core, a quarter of a 2-core mac
 child process, ended by its PID. Each pass is one `hpn-testbed run --json`; for each scenario it
 reports the verdict and the CPU busy fraction in the runs the verdict rests on: the figure its
 validity check read (`cpu_busy_judged`, the judge's Judgement.cpu_busy; for a result without
-it, the highest `cpu_busy` figure recorded: scenarios/kit/invalid.py `busiest`). The checks
+it, the highest `cpu_busy` figure recorded: testbed/measure/validity.py `busiest`). The checks
 are not loosened: a run the CPU bounded stays `invalid`.
 `--mtu A B ...` runs both passes at each MTU in turn (HPN_MTU in each run's environment), so that
 MTUs are compared in one run of the bench on the same machine; without it, the default MTU.
@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from scenarios.kit.invalid import BUSY_LIMIT, busiest
 from testbed.cli.runs import MAX_REPEAT
-from testbed.emulation.system import MTU_RANGE
+from testbed.emulation.net.system import MTU_RANGE
+from testbed.measure.validity import BUSY_LIMIT, busiest
 
 PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
 

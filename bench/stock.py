@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from testbed.emulation import system
+from testbed.emulation.net import system
 
 
 def stock_mininet(fabric) -> tuple[float, float]:

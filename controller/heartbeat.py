@@ -1,6 +1,12 @@
-"""The controller's heartbeat: its monotonic clock, stamped into a file of the run every
-interval by a thread of its own, so the testbed's watchdog (testbed/emulation/watchdog.py) can
-tell a controller that stopped answering (SIGSTOP, a hang) from one that is merely busy.
+"""The controller's heartbeat, from its apps' own event loops: the testbed's watchdog
+(testbed/emulation/control/watchdog.py) reads it to tell a controller that stopped answering
+(SIGSTOP, a handler that loops or blocks) from one that is merely busy.
+
+A thread sends each os-ken app (ours, a user's, os-ken's own) a Beat event, one at a time per app,
+and each app's event loop answers it between the events it handles; the file holds the time of
+the OLDEST answer still standing, so one app whose loop is stuck in a handler stops the heartbeat
+even though this thread, and every other app, goes on. A thread that stamped the clock on its
+own would keep beating while a handler hangs.
 
 The file is opened once (O_NOFOLLOW, in the run's root-only directory) and overwritten in
 place with pwrite: a few bytes per beat, no path lookup, no rename.
@@ -10,15 +16,47 @@ import threading
 import time
 
 
-def start(path, interval: float) -> threading.Thread | None:
-    """Stamp `path` every `interval` seconds from a daemon thread (None: no heartbeat asked)."""
+class Beat:
+    """The event each app's loop answers (os-ken dispatches it by class to `Beats.answered`)."""
+
+
+class Beats:
+    """The apps' answers: when each app's loop last handled a Beat, and which Beat is still out."""
+
+    def __init__(self, apps, clock=time.monotonic):
+        self.apps, self.clock = list(apps), clock
+        self.answered = {app.name: clock() for app in self.apps}
+        self.out: set[str] = set()
+        for app in self.apps:
+            app.register_handler(Beat, lambda ev, name=app.name: self.answer(name))
+
+    def answer(self, name: str) -> None:
+        self.answered[name] = self.clock()
+        self.out.discard(name)
+
+    def send(self) -> None:
+        """A Beat to every app that answered the last (a stuck loop's queue is not filled)."""
+        for app in self.apps:
+            if app.name not in self.out:
+                self.out.add(app.name)
+                app._send_event(Beat(), None)
+
+    def oldest(self) -> float:
+        return min(self.answered.values(), default=self.clock())
+
+
+def start(path, interval: float, apps) -> threading.Thread | None:
+    """Beat `apps` every `interval` seconds from a daemon thread and stamp `path` with the oldest
+    answer (None: no heartbeat asked)."""
     if not path:
         return None
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    beats = Beats(apps)
 
     def beat():
         while True:
-            os.pwrite(fd, f"{time.monotonic():.3f}\n".rjust(24).encode(), 0)
+            beats.send()
+            os.pwrite(fd, f"{beats.oldest():.3f}\n".rjust(24).encode(), 0)
             time.sleep(interval)
     thread = threading.Thread(target=beat, name="hpn-heartbeat", daemon=True)
     thread.start()

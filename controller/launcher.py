@@ -8,10 +8,10 @@ directory (the testbed makes it root-only) can reach the controller, so a local 
 pose as a switch. Open vSwitch connects to it as `unix:SOCKET` (it accepts such targets only
 under its own run directory). The peer of every connection must be ovs-vswitchd itself, run
 by root: so a connection that claims a switch's DPID is that switch (reconnecting).
-With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster.py) it serves TCP with
+With ssl:HOST:PORT (a fabric across servers, testbed/emulation/cluster/site.py) it serves TCP with
 mutual TLS instead: only a switch whose certificate the run's CA signed can connect.
 
-Several apps (comma-separated: ours and a user's, testbed/emulation/controller_app.py) run in
+Several apps (comma-separated: ours and a user's, testbed/emulation/control/apps.py) run in
 the one process, as os-ken runs them. The heartbeat the testbed's watchdog reads is stamped here
 (controller/heartbeat.py, its file named by the run's spec), whichever apps run.
 
@@ -95,13 +95,22 @@ def _exit_now(signum, _frame):
     os._exit(0)
 
 
-def start_heartbeat() -> None:
-    """Stamp the heartbeat file the run's spec names (HPN_TESTBED_SPEC), if it names one."""
+def start_heartbeat(apps) -> None:
+    """Beat `apps` into the heartbeat file the run's spec names (HPN_TESTBED_SPEC), if it names one."""
     spec = os.environ.get("HPN_TESTBED_SPEC")
     if spec:
         with open(spec) as f:
             data = json.load(f)
-        heartbeat.start(data.get("heartbeat"), data.get("heartbeat_s", 0.1))
+        heartbeat.start(data.get("heartbeat"), data.get("heartbeat_s", 0.1), apps)
+
+
+def run_apps(app_lists) -> None:
+    """os-ken's AppManager.run_apps, with the heartbeat beating the apps once they exist."""
+    manager = AppManager.get_instance()
+    manager.load_apps(app_lists)
+    services = manager.instantiate_apps(**manager.create_contexts())
+    start_heartbeat(list(manager.applications.values()))
+    hub.joinall(services)
 
 
 def run(app_module, path, extra_args=()):
@@ -125,8 +134,7 @@ def run(app_module, path, extra_args=()):
         osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_now)
-    start_heartbeat()
-    AppManager.run_apps([app_module])
+    run_apps([app_module])
 
 
 def main(argv=None):

@@ -1,11 +1,11 @@
 """One switch as the controller writes to it: computed rules become FLOW_MODs and groups.
 
-The app decides *what* a switch holds (routes, per-port core rules, per-flow rules, the
-packets a policy samples: see testbed.model.policies); this module only encodes it in OpenFlow
-1.5 for Open vSwitch, in the pipeline of testbed/model/contract.py.
+The rule state (controller/rulestate.py) decides *what* a switch holds (routes, per-port core
+rules, per-flow rules, the packets a policy samples: see testbed.model.policies); this module
+only encodes it in OpenFlow 1.5 for Open vSwitch, in the pipeline of testbed/model/contract.py.
 
-Rule keys: ("route", switch, ip) -> Route, ("core", switch, in_port, ip) -> CoreRule,
-("flow", switch, FiveTuple) -> an output port (int) or the Route to follow (a counting rule).
+Rules are named by the keys of contract.py: RouteKey -> Route, CoreKey -> CoreRule,
+FlowKey -> an output port (int) or the Route to follow (a counting rule).
 """
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ from testbed.model.contract import (
     TABLE_CLASSIFY,
     TABLE_FORWARD,
     TABLE_USER,
+    CoreKey,
+    RouteKey,
+    RuleKey,
 )
 from testbed.model.fabric import GATEWAY_IP, GATEWAY_MAC
 from testbed.model.policies import Sample
@@ -69,32 +72,31 @@ class SwitchWriter:
             self.add_flow(PRIO_MISS, parser.OFPMatch(), [], table=TABLE_FORWARD, goto=TABLE_USER)
 
     # ---- rules ----
-    def rule_match(self, key: tuple):
+    def rule_match(self, key: RuleKey):
         parser = self.parser
-        kind = key[0]
-        if kind == "route":
-            return PRIO_ROUTE, parser.OFPMatch(eth_type=0x0800, ipv4_dst=key[2])
-        if kind == "core":
-            return PRIO_CORE, parser.OFPMatch(in_port=key[2], eth_type=0x0800, ipv4_dst=key[3])
-        f = key[2]
+        if isinstance(key, RouteKey):
+            return PRIO_ROUTE, parser.OFPMatch(eth_type=0x0800, ipv4_dst=key.ip)
+        if isinstance(key, CoreKey):
+            return PRIO_CORE, parser.OFPMatch(in_port=key.in_port, eth_type=0x0800, ipv4_dst=key.ip)
+        f = key.flow   # a FlowKey
         return PRIO_PINNED, parser.OFPMatch(eth_type=0x0800, ip_proto=f.proto, ipv4_src=f.src,
                                             ipv4_dst=f.dst, tcp_src=f.sport, tcp_dst=f.dport)
 
-    def install(self, key: tuple, value) -> None:
+    def install(self, key: RuleKey, value) -> None:
         priority, match = self.rule_match(key)
         cookie = 0
-        if key[0] == "route":
+        if isinstance(key, RouteKey):
             actions = self.route_actions(value)
-        elif key[0] == "core":
+        elif isinstance(key, CoreKey):
             fallback = self.select_group(value.fallback)
             actions = [self.parser.OFPActionGroup(self.failover_group(value.port, fallback))]
-        else:
+        else:   # a FlowKey
             cookie = FLOW_COOKIE
             actions = ([self.parser.OFPActionOutput(value)] if isinstance(value, int)
                        else self.route_actions(value))
         self.add_flow(priority, match, actions, cookie=cookie)
 
-    def remove(self, key: tuple) -> None:
+    def remove(self, key: RuleKey) -> None:
         ofp = self.ofp
         priority, match = self.rule_match(key)
         self.dp.send_msg(self.parser.OFPFlowMod(

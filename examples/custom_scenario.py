@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from scenarios import register
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import port_bytes
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
 from testbed.workload.traffic import Flow, run_flows
 
 

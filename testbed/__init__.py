@@ -41,10 +41,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "make_emulation": ("testbed.emulation.factory", "make_emulation"),
     "on_servers": ("testbed.emulation.factory", "on_servers"),
     # faults
-    "Faults": ("testbed.emulation.faults", "Faults"),
-    "FaultKind": ("testbed.emulation.fault_kinds", "FaultKind"),
-    "FaultArg": ("testbed.emulation.fault_kinds", "Arg"),
-    "register_fault_kind": ("testbed.emulation.fault_registry", "register"),
+    "Faults": ("testbed.emulation.faults.inject", "Faults"),
+    "FaultKind": ("testbed.emulation.faults.kinds", "FaultKind"),
+    "FaultArg": ("testbed.emulation.faults.kinds", "Arg"),
+    "register_fault_kind": ("testbed.emulation.faults.registry", "register"),
     # traffic
     "Flow": ("testbed.workload.traffic", "Flow"),
     "run_flows": ("testbed.workload.traffic", "run_flows"),
@@ -55,14 +55,14 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "run_job": ("testbed.workload.jobrun", "run_job"),
     # measures
     "port_bytes": ("testbed.measure.meters", "port_bytes"),
-    "Sampler": ("testbed.emulation.counters", "Sampler"),
+    "Sampler": ("testbed.emulation.net.counters", "Sampler"),
     "run_checks": ("testbed.measure.bringup", "run_all"),
     # scenarios
-    "Scenario": ("scenarios.kit.base", "Scenario"),
-    "Knobs": ("scenarios.kit.knobs", "Knobs"),
-    "Judgement": ("scenarios.kit.base", "Judgement"),
-    "verdict": ("scenarios.kit.base", "verdict"),
-    "register_scenario": ("scenarios", "register"),
+    "Scenario": ("testbed.scenario.base", "Scenario"),
+    "Knobs": ("testbed.scenario.knobs", "Knobs"),
+    "Judgement": ("testbed.scenario.base", "Judgement"),
+    "verdict": ("testbed.scenario.base", "verdict"),
+    "register_scenario": ("testbed.scenario.catalog", "register"),
 }
 
 __all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Job",
@@ -88,18 +88,15 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:    # what type checkers and editors see: the same names, eagerly
-    from scenarios import register as register_scenario
-    from scenarios.kit.base import Judgement, Scenario, verdict
-    from scenarios.kit.knobs import Knobs
     from testbed.core.errors import ParamError, TestbedError
     from testbed.core.plugins import load as load_plugin
     from testbed.emulation.build import Emulation, Options
-    from testbed.emulation.counters import Sampler
     from testbed.emulation.factory import make_emulation, on_servers
-    from testbed.emulation.fault_kinds import Arg as FaultArg
-    from testbed.emulation.fault_kinds import FaultKind
-    from testbed.emulation.fault_registry import register as register_fault_kind
-    from testbed.emulation.faults import Faults
+    from testbed.emulation.faults.inject import Faults
+    from testbed.emulation.faults.kinds import Arg as FaultArg
+    from testbed.emulation.faults.kinds import FaultKind
+    from testbed.emulation.faults.registry import register as register_fault_kind
+    from testbed.emulation.net.counters import Sampler
     from testbed.measure.bringup import run_all as run_checks
     from testbed.measure.meters import port_bytes
     from testbed.model.fabric import Fabric
@@ -108,6 +105,9 @@ if TYPE_CHECKING:    # what type checkers and editors see: the same names, eager
     from testbed.model.params import Params
     from testbed.model.policies import RoutingPolicy
     from testbed.model.policies import register as register_policy
+    from testbed.scenario.base import Judgement, Scenario, verdict
+    from testbed.scenario.catalog import register as register_scenario
+    from testbed.scenario.knobs import Knobs
     from testbed.workload.jobrun import run_job
     from testbed.workload.jobs import Job
     from testbed.workload.traffic import Flow, ping_all, received_mbps, run_flows

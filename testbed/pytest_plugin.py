@@ -109,7 +109,7 @@ def running(fab, options):
 def leftovers(emu) -> list[str]:
     """What of a torn-down emulation still exists: its interfaces in the root namespace, its
     bridges, its run state, its processes (must be nothing)."""
-    from testbed.emulation import netdevs
+    from testbed.emulation.net import netdevs
     names = set(os.listdir("/sys/class/net"))
     left = [f"interface {i}" for i in emu.site.root_intfs() if i in names]
     left += [f"bridge {b}" for b in netdevs.tagged_bridges(emu.run_id)]

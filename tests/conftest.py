@@ -28,7 +28,7 @@
    owner (state.json) is alive and not ours.  Leftovers fail the session (an error at teardown of the last
    test) with the list; clean them with `hpn-testbed clean`.
 
-4. Kept run directories (a run that fails keeps its directory, testbed/emulation/keep.py) go
+4. Kept run directories (a run that fails keeps its directory, testbed/emulation/run/keep.py) go
    under pytest's temporary directory for the session ($HPN_KEEP_DIR, unless already set), not
    /var/tmp/hpn-testbed.
 """
@@ -306,7 +306,7 @@ def _leftovers(before, token: bytes) -> list[str]:
 @pytest.fixture(scope="session", autouse=True)
 def _kept_runs_stay_in_pytests_temp(tmp_path_factory):
     """Runs the tests fail on purpose (a killed controller, a stopped one) keep their directory
-    (testbed/emulation/keep.py): under pytest's own temporary directory, which pytest prunes,
+    (testbed/emulation/run/keep.py): under pytest's own temporary directory, which pytest prunes,
     not /var/tmp/hpn-testbed, where every CI run used to leave four. HPN_KEEP_DIR, if set, wins."""
     if not os.environ.get("HPN_KEEP_DIR"):
         os.environ["HPN_KEEP_DIR"] = str(tmp_path_factory.mktemp("kept-runs"))

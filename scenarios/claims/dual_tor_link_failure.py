@@ -1,5 +1,5 @@
 """C2: a NIC-ToR link fails under a busy host. Dual-ToR loses one of the host's 2 x NICs ports and
-recovers at repair; single-ToR loses every flow on the link. The workload: scenarios/kit/fault_harness.py.
+recovers at repair; single-ToR loses every flow on the link. The workload: testbed/scenario/fault_harness.py.
 
 The expectation follows the fabric: with `--set nics=3` the dual-ToR host has 6 ports and is
 expected to lose 1/6 (reported as `dual_tor.loss`, accepted within 40% of it)."""
@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, FaultKnobs, Workload
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.fault_harness import BUSY, FaultKnobs, Workload
 
 
 class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", claim="C2", tour=True):

@@ -43,16 +43,16 @@ from itertools import combinations
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import peak, pin_ports, setup_of, uplinks, valid
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
 from testbed.measure.meters import cpu_busy_fraction, imbalance
 from testbed.model.fluid import makespan
 from testbed.model.paths import port_rates, sending_ports, switch_ends
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import pin_ports, setup_of, uplinks
 from testbed.workload import collectives as C
 
 MODES = ("polarized", "seeded")
@@ -247,7 +247,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         accepted = (f"at least {low:.2f}x: {crowd(pol)} flows share a port, too many for the fluid model's "
                     f"upper edge" if crowded else f"accepted {low:.2f}-{high:.2f}x")
         return Judgement(
-            verdict(ok, valid(pol["cpu_busy"], seed["cpu_busy"])),
+            verdict(ok),
             expectation=(f"polarized: every pair colliding at tier 1 collides at tier 2 (100%), so the core "
                          f"uplinks its traces never leave by ({idle_traced['polarized']}) stay idle; seeded: "
                          f"about 1/aggs of the pairs collide again, idle only the core uplinks its traces "
@@ -270,7 +270,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                                                 "seeded": round(pred_seed, 3)}},
             headline=f"collisions repeat {pol['repeat_fraction']:.0%} vs {seed['repeat_fraction']:.0%}, "
                      f"{slower:.2f}x slower (predicted {predicted:.2f}x)",
-            cpu_busy=peak(pol["cpu_busy"], seed["cpu_busy"]))
+            busy=(pol["cpu_busy"], seed["cpu_busy"]))
 
     def plot(self, result, path: Path) -> bool:
         """Pod 0's core uplinks' load (bars per uplink) and the completion time, per hashing mode."""

@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, RunKnobs, Workload
-from scenarios.kit.timeline import Timeline
 from testbed.core.errors import ParamError
-from testbed.emulation import fault_registry
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.fault_harness import BUSY, RunKnobs, Workload
+from testbed.scenario.timeline import Timeline
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
-from scenarios.kit.timeline import Timeline
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults, Handle
+from testbed.emulation.faults.inject import Faults, Handle
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.fault_harness import BUSY, PEER, FaultKnobs, Workload
+from testbed.scenario.timeline import Timeline
 
 
 @dataclass(frozen=True)

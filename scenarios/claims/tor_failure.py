@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit import fault_harness as harness
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, verdict
-from scenarios.kit.fault_harness import BUSY, PEER, FaultKnobs, Workload
 from testbed.emulation.factory import make_emulation
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
+from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, verdict
+from testbed.scenario.fault_harness import BUSY, PEER, FaultKnobs, Workload
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
 HOSTS = [BUSY, PEER]

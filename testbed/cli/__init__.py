@@ -21,6 +21,7 @@ SIGPIPE_STATUS = 128 + signal.SIGPIPE
 PROGRESS = ("Long work (a bring-up's phases, a scenario's, the tour's and --repeat's k of N with an "
             "ETA) shows its progress on stderr: a live status line on a terminal, one timestamped "
             "line per phase on a pipe, nothing under --json; stdout keeps the results.")
+JSON_HELP = "print one JSON envelope on stdout instead of tables and text (progress off, errors as JSON)"
 VERBOSE_HELP = ("more progress on stderr: -v adds each phase's duration as it ends, -vv also "
                 "every command the testbed runs (ovs-vsctl, tc, the hosts' scripts)")
 
@@ -31,10 +32,34 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         where = self.prog.removeprefix("hpn-testbed").strip()     # e.g. "topo show"
+        if message.startswith("the following arguments are required: ") and message.endswith("command"):
+            message = f"choose a command: {', '.join(self._subcommands())} " \
+                      f"(`{' '.join(('hpn-testbed', where, '--help')).replace('  ', ' ')}`)"
         if where:
             output.set_command(where)
         output.fail(f"hpn-testbed: {where + ': ' if where else ''}{' '.join(message.split())}", 2)
         self.exit(2)
+
+    def _subcommands(self) -> list[str]:
+        return [name for a in self._actions if isinstance(a, argparse._SubParsersAction)
+                for name in a.choices]
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an unknown argument is named by the subcommand it was given to
+        ("hpn-testbed clean: unrecognized arguments: --bogus"), not by the top parser."""
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self._innermost(args).error(f"unrecognized arguments: {' '.join(extra)}")
+        return args
+
+    def _innermost(self, args) -> argparse.ArgumentParser:
+        parser = self
+        while True:
+            subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+            chosen = subs and getattr(args, subs[0].dest, None)
+            if not chosen or chosen not in subs[0].choices:
+                return parser
+            parser = subs[0].choices[chosen]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,11 +71,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(sub)
+    for parser in every_parser(p):          # every --json says what it does
+        for action in parser._actions:
+            if "--json" in action.option_strings and not action.help:
+                action.help = JSON_HELP
     for parser in sub.choices.values():   # `hpn-testbed up -v` as well as `hpn-testbed -v up`
         parser.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                             help=VERBOSE_HELP)
         parser.epilog = parser.epilog or PROGRESS
     return p
+
+
+def every_parser(parser: argparse.ArgumentParser):
+    """`parser` and every subcommand's parser below it."""
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                yield from every_parser(sub)
 
 
 def main(argv=None) -> int:
@@ -110,7 +148,7 @@ def _own_leftovers() -> list[str]:
     """Runs of this process whose state is still recorded (teardown did not finish)."""
     import os
 
-    from testbed.emulation import runstate
+    from testbed.emulation.run import runstate
     return [s.run_id for s in runstate.runs() if s.data["owner"][0] == os.getpid()]
 
 

@@ -16,7 +16,7 @@ def cmd_clean(args) -> int:
     import os
 
     from testbed.core.errors import ParamError
-    from testbed.emulation import teardown
+    from testbed.emulation.run import teardown
     if os.geteuid() != 0:
         raise ParamError("clean needs root (it removes bridges, interfaces and processes of runs)")
     done = teardown.clean(include_live=args.all)

@@ -11,13 +11,18 @@ def add_parser(sub) -> None:
 
 
 def cmd_doctor(args) -> int:
-    from testbed.emulation import system
+    import os
+
+    from testbed.core import precedence
+    from testbed.emulation.net import system
     feats = system.features()
     report = {
         "features": feats,
         "paths": {"ovs_datapath": system.datapath(), "host_bond": system.bond_backend(),
                   "one_way_fault": system.one_way_fault_backend(),
-                  "impairments": "netem" if feats["netem"] else "none (no sch_netem)"},
+                  "impairments": "netem" if feats["netem"] else "none (no sch_netem)",
+                  # how a run's processes go first for the CPU (testbed/core/precedence.py)
+                  "cpu_precedence": precedence.choose(is_root=os.geteuid() == 0).describe()},
         "versions": system.versions(),
         "ovs_running": system.ovs_running(),
     }
@@ -31,7 +36,6 @@ def cmd_doctor(args) -> int:
     if not report["ovs_running"]:
         missing.append("a running Open vSwitch (run `make setup` or ovs-ctl start)")
     report["missing"] = missing
-    import os
     if os.geteuid() != 0:       # Open vSwitch's socket and some of tc's answers are root's only
         report["note"] = "not root: what needs root to be seen may read as missing; run it with sudo"
     if args.json:
@@ -47,4 +51,7 @@ def cmd_doctor(args) -> int:
         con.print(f"[red]missing:[/red] {m}")
     if "note" in report:
         con.print(f"[yellow]note:[/yellow] {report['note']}")
+    if not missing:
+        con.print(f"[green]ready:[/green] fabrics can be built here (datapath "
+                  f"{report['paths']['ovs_datapath']}, host bond {report['paths']['host_bond']})")
     return 1 if missing else 0

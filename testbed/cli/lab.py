@@ -2,10 +2,10 @@
 a student's answers against what that student's own runs measured (testbed/labs/)."""
 from __future__ import annotations
 
-from testbed.cli.output import console, print_json, table
+from testbed.cli.output import console, escape, markup, print_json, table
 
-SHOWN = {"pass": "[green]pass[/green]", "wrong": "[red]off[/red]", "blank": "[yellow]blank[/yellow]",
-         "missing": "[yellow]no result[/yellow]"}
+SHOWN = {"pass": markup("[green]pass[/green]"), "wrong": markup("[red]off[/red]"),
+         "blank": markup("[yellow]blank[/yellow]"), "missing": markup("[yellow]no result[/yellow]")}
 
 
 def add_parser(sub) -> None:
@@ -57,7 +57,7 @@ def cmd_check(args) -> int:
                      for g, q in zip(report.grades, lab.questions)]))
     for g in report.grades:
         if g.advice:
-            con.print(f"  [bold]{g.id}[/bold]: {g.advice}", soft_wrap=True)
+            con.print(f"  [bold]{escape(g.id)}[/bold]: {escape(g.advice)}", soft_wrap=True)
     right = sum(g.status == "pass" for g in report.grades)
     con.print(f"{right} of {len(report.grades)} right")
     return 0 if report.passed else 1

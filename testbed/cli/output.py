@@ -67,25 +67,46 @@ def reader_gone() -> None:
         os.close(devnull)
 
 
+MIN_WIDTH = 40      # columns: a terminal (or COLUMNS) narrower than this is taken as this wide
+
+
 def console():
+    """A rich console at least MIN_WIDTH wide (COLUMNS=0 would make rich print nothing)."""
     from rich.console import Console
-    return Console()
+    con = Console()
+    if con.width < MIN_WIDTH:
+        con.width = MIN_WIDTH
+    return con
 
 
-def table(title, columns, rows):
-    from rich.table import Table
-    t = Table(title=title)
-    for c in columns:
-        t.add_column(c)
-    for r in rows:
-        t.add_row(*[str(x) for x in r])
-    return t
+class Markup(str):
+    """Text the testbed styled itself (`[green]pass[/green]`): table() shows it as rich markup.
+    Every other string reaching rich through here is user-given (a path, a name, a file's text)
+    and shown literally, so a `[/x]` in it prints as written instead of raising MarkupError."""
+
+
+def markup(text: str) -> Markup:
+    return Markup(text)
 
 
 def escape(text) -> str:
     """User-given text (a name, a path, a file's description) for rich: `[/x]` stays literal."""
+    if isinstance(text, Markup):
+        return text
     from rich.markup import escape as rich_escape
     return rich_escape(str(text))
+
+
+def table(title, columns, rows):
+    """A rich table whose title, headers and cells are shown literally (escaped), except the
+    cells the testbed styled itself (Markup, e.g. styled())."""
+    from rich.table import Table
+    t = Table(title=None if title is None else escape(title))
+    for c in columns:
+        t.add_column(escape(c))
+    for r in rows:
+        t.add_row(*[escape(x) for x in r])
+    return t
 
 
 def print_json(data) -> None:
@@ -93,9 +114,9 @@ def print_json(data) -> None:
     _emit({"ok": True, "result": data})
 
 
-def styled(verdict: str) -> str:
+def styled(verdict: str) -> Markup:
     colour = {"reproduced": "green", "invalid": "yellow"}.get(verdict, "red")
-    return f"[{colour}]{verdict}[/{colour}]"
+    return Markup(f"[{colour}]{escape(verdict)}[/{colour}]")
 
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
@@ -110,44 +131,18 @@ def check_figure(flag: str, path: str) -> None:
     check_output(flag, path)
 
 
-def check_output(flag: str, path: str, directory: bool = False) -> None:
-    """Refuse an output path with one line (ParamError) before anything runs or is created.
-
-    A file (directory=False) goes into an existing, writable directory, under a name
-    testbed/core/files.py may write (no leading dot, a length bound; not a symlink, a directory
-    or a read-only file: the write is atomic and never follows a symlink); a directory is an
-    existing writable one, or one `mkdir -p` can create (its nearest existing ancestor a writable
-    directory), never an existing file."""
-    try:
-        problem = "is empty" if not path else _output_problem(Path(path), directory)
-    except (OSError, ValueError) as e:     # too long, a NUL byte, ...
-        problem = f"not a usable path ({e.strerror if isinstance(e, OSError) else e})"
+def check_output(flag: str, path: str, directory: bool = False, force: str | None = None) -> None:
+    """Refuse an output path with one line (ParamError) before anything runs or is created: the
+    rules of testbed/core/files.py (output_problem). A file (directory=False) goes into an
+    existing, writable directory, under a name files.py may write (no leading dot, a length
+    bound; not a symlink, a directory or a read-only file); a directory is an existing writable
+    one, or one `mkdir -p` can create, never an existing file nor a symbolic link; and no
+    directory on the way is one another user could swap entries of. With `force` (the flag that
+    allows it, e.g. "--force"), an existing file is refused unless that flag was given: pass
+    force=None once it was."""
+    from testbed.core import files
+    problem = files.output_problem(path, directory)
+    if not problem and force and os.path.lexists(path):
+        problem = f"exists (give {force} to replace it)"
     if problem:
-        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
-        raise ParamError(f"{flag} {shown!r}: {problem}")
-
-
-def _output_problem(target: Path, directory: bool) -> str | None:
-    if directory:
-        if target.exists() and not target.is_dir():
-            return "exists and is not a directory"
-        where = target
-        while not where.exists():          # mkdir -p creates everything below it
-            where = where.parent
-    else:
-        if target.is_dir():
-            return "is a directory; name a file in it"
-        where = target.parent
-        if not where.exists():
-            return f"directory {str(where)!r} does not exist"
-        from testbed.core import files
-        problem = files.target_problem(where, target.name)
-        if problem:
-            return problem
-    if not where.is_dir():
-        return f"{str(where)!r} is not a directory"
-    if not os.access(where, os.W_OK | os.X_OK):
-        return f"{str(where)!r} is not writable"
-    if target.exists() and not os.access(target, os.W_OK):
-        return "is not writable"
-    return None
+        raise ParamError(f"{flag} {files.shown(path)}: {problem}")

@@ -1,5 +1,5 @@
 """`hpn-testbed ps`: the fabrics running on this machine (and runs that left something behind),
-read from their run state (testbed/emulation/runstate.py), so `trace --fabric RUN` and `capture`
+read from their run state (testbed/emulation/run/runstate.py), so `trace --fabric RUN` and `capture`
 need no id that only `up` printed."""
 from __future__ import annotations
 
@@ -7,25 +7,32 @@ from testbed.cli.output import console, print_json, table
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("ps", help="running fabrics: run id, family, size, age, PID, datapath")
+    p = sub.add_parser("ps", help="running fabrics: run id, family, size, age, PID, datapath (exit 1: "
+                                  "a run's state cannot be read; 2: it is root's and we are not root)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ps)
 
 
 def cmd_ps(args) -> int:
-    from testbed.emulation import runlist
+    from testbed.emulation.run import runlist
     rows = runlist.listing()
+    status = 1 if any(r.get("error") for r in rows) else 0
     if args.json:
         print_json({"runs": rows})
-        return 0
+        return status
     if not rows:
         print("no fabric is running")
         return 0
     console().print(table("fabrics", ["run", "family", "size", "age", "pid", "datapath", "state"],
-                          [(r["run"], r["family"] or "-", size(r), age(r["age_s"]), r["pid"],
-                            r["datapath"] or "-", "running" if r["live"] else
-                            "left over (`hpn-testbed clean`)") for r in rows]))
-    return 0
+                          [(r["run"], r["family"] or "-", size(r), age(r["age_s"]), r["pid"] or "-",
+                            r["datapath"] or "-", state(r)) for r in rows]))
+    return status
+
+
+def state(row: dict) -> str:
+    if row.get("error"):
+        return f"state unreadable: {row['error']}"
+    return "running" if row["live"] else "left over (`hpn-testbed clean`)"
 
 
 def size(row: dict) -> str:

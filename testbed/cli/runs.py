@@ -2,6 +2,7 @@
 experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
+from testbed.cli import attempts
 from testbed.cli.output import check_output, console, escape, print_json, styled, table
 from testbed.core import progress
 from testbed.core.errors import ParamError
@@ -18,7 +19,7 @@ def add_parser(sub) -> None:
     from testbed.cli.topo import add_custom_arg
     add_custom_arg(ls)
     ls.set_defaults(func=cmd_list)
-    r = sub.add_parser("run", add_help=False,
+    r = sub.add_parser("run", add_help=False, epilog=attempts.EPILOG,
                        help="run scenarios or experiment files (needs root; --check does not); with no NAME, "
                             "the tour")
     r.add_argument("-h", "--help", action="store_true",
@@ -32,7 +33,12 @@ def add_parser(sub) -> None:
                         "overrides it")
     r.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run each scenario N times on fresh bring-ups: median, spread, k of N reproduced")
-    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out)")
+    r.add_argument("--retries", type=int, default=attempts.DEFAULT_RETRIES, metavar="N",
+                   help="run a scenario again, on a fresh bring-up, when its run was invalid because the "
+                        f"machine was too busy (at most N more times, default {attempts.DEFAULT_RETRIES}, "
+                        "0: never); every attempt is reported, the verdict comes from a valid run")
+    r.add_argument("--out", default="out", help="where JSON and PNG reports go (default ./out; made only "
+                   "once every check passed; never a symbolic link)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--check", action="store_true",
                    help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "
@@ -47,8 +53,8 @@ def add_parser(sub) -> None:
 
 
 def cmd_list(args) -> int:
-    import scenarios
-    classes = scenarios.all_scenarios()
+    from testbed.scenario import catalog
+    classes = catalog.all_scenarios()
     if args.json:
         print_json([{"name": name, "claim": cls.claim, "title": cls.title, "tour": bool(cls.tour),
                      **({"params": params_of(cls())} if args.params else {})}
@@ -70,7 +76,7 @@ def params_of(scenario) -> dict:
     the scenario's own base settings)."""
     import dataclasses
 
-    from scenarios.kit.knobs import fabric_keys
+    from testbed.scenario.knobs import fabric_keys
     keys = fabric_keys(scenario.families) - set(scenario.fixed)
     scenario.configure({}, False)
     fabric = {}
@@ -83,28 +89,31 @@ def params_of(scenario) -> dict:
 
 def print_params(con, scenario) -> None:
     p = params_of(scenario)
-    con.print(f"[bold]{scenario.name}[/bold] ({scenario.claim}) parameters, `--set KEY=VALUE`:")
+    con.print(f"[bold]{escape(scenario.name)}[/bold] ({escape(scenario.claim)}) parameters, "
+              "`--set KEY=VALUE`:")
     con.print(table(None, ["knob", "type", "default", "quick", "what"],
                     [(k["name"], k["type"], shown_value(k["default"]), shown_value(k["quick"]), k["help"])
                      for k in p["knobs"]]))
     families = p["fabric"]["families"]
     if families:
         con.print(f"  fabric ({' and '.join(families)}; see `topo show {families[0]}`): "
-                  + " ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items()))
+                  + escape(" ".join(f"{k}={v}" for k, v in p["fabric"]["params"].items())))
     for key, why in p["fixed"].items():
-        con.print(f"  not settable: {key} ({why})")
+        con.print(escape(f"  not settable: {key} ({why})"))
 
 
 def chosen_runs(args) -> list:
     """Every NAME as a configured scenario or experiment, checked before anything runs."""
-    import scenarios
     from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
+    from testbed.scenario import catalog
     settings = parse_settings(args.set)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
-    names = args.names or scenarios.TOUR
+    if not 0 <= args.retries <= attempts.MAX_RETRIES:
+        raise ParamError(f"--retries {args.retries}: choose 0..{attempts.MAX_RETRIES}")
+    names = args.names or catalog.tour()
     servers = servers_of(args)
     toml = [n for n in names if n.endswith(".toml")]
     if servers and toml:
@@ -113,7 +122,7 @@ def chosen_runs(args) -> list:
     quick = args.quick or not args.names                 # the tour runs short versions
     runs = []
     for name in names:
-        run = experiments.load(name) if name.endswith(".toml") else scenarios.get(name)
+        run = experiments.load(name) if name.endswith(".toml") else catalog.get(name)
         runs.append(run.configure(settings, quick, args.preset))
     return runs
 
@@ -129,12 +138,12 @@ def cmd_run(args) -> int:
     runs = chosen_runs(args)                             # bad names and parameters fail here
     check_reports(args.out, runs, args.repeat)
     if servers_of(args):             # each named server known (its state readable) or resolvable
-        from testbed.emulation.cluster_parts import Server
+        from testbed.emulation.cluster.parts import Server
         for name in servers_of(args):
             Server.of(name)
     from testbed.cli.up import keep_requested
     keep_requested(args)
-    lock = machine_preflight()          # root, the one-fabric lock, OVS, forced kernel paths
+    lock = machine_preflight(runs, servers_of(args))   # root, the lock, OVS, names taken
     try:
         with on_servers(servers_of(args)):     # none: every scenario on this machine
             return run_all(runs, args)
@@ -157,20 +166,28 @@ def check_reports(out: str, runs, repeat: int) -> None:
                 raise ParamError(f"--out {files.shown(out)}: {problem}")
 
 
-def machine_preflight():
+def machine_preflight(runs=(), servers=()):
     """What every scenario's bring-up would refuse, checked once before anything is printed or
-    created: HPN_MTU and HPN_OVS_SNDBUF, root, the machine's one-fabric lock (held by `run`
-    until its last scenario is torn down), Open vSwitch, and a datapath or bond forced by
-    HPN_DATAPATH / HPN_BOND."""
+    created (--out included): HPN_MTU and HPN_OVS_SNDBUF, root, the run directory
+    (HPN_RUN_DIR), the machine's one-fabric lock (held by `run` until its last scenario is torn
+    down), Open vSwitch, a datapath or bond forced by HPN_DATAPATH / HPN_BOND, and, on this
+    machine, no name a run's fabric needs already taken (what a killed run left)."""
     import os
 
-    from testbed.emulation import runstate, system
+    from testbed.emulation.net import system
+    from testbed.emulation.run import runstate
     system.check_settings()
     if os.geteuid() != 0:
         raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+    runstate.check_root()
     lock = runstate.RunLock.take(f"run{os.getpid()}")
     try:
         system.check_machine(system.datapath(), system.bond_backend())
+        if not servers:
+            from testbed.emulation.site import LocalSite
+            fabrics = {(f.family, repr(f.params)): f for run in runs for f in map(run.fabric, run.families)}
+            for fabric in fabrics.values():
+                LocalSite(fabric).preflight()
     except BaseException:
         lock.release()
         raise
@@ -212,16 +229,34 @@ def run_all(runs, args) -> int:
         if not args.json:
             con.print(f"[bold]{escape(scenario.name)}[/bold] ({scenario.claim}): {escape(scenario.title)}")
         with steps.step(scenario.name) if len(runs) > 1 else progress.phase(scenario.name):
-            result = scenario.execute(out, quick=scenario.quick)
+            result = attempted(scenario, args, con, lambda s=scenario: s.execute(out, quick=s.quick))
         results.append(result)
         if not args.json:
             print_result(con, result)
     if args.json:
         from dataclasses import asdict
         print_json([asdict(r) for r in results])
-    elif len(results) > 1:
-        con.print(summary_table(results))
-    return 0 if all(r.verdict in OK_VERDICTS for r in results) else 1
+    else:
+        if len(results) > 1:
+            con.print(summary_table(results))
+        con.print(f"[bold]{escape(attempts.closing(results))}[/bold]")
+    return attempts.exit_status(results)
+
+
+def attempted(scenario, args, con, execute):
+    """`execute()` again while its run is invalid for want of CPU, at most --retries more times,
+    each attempt said (on stdout unless --json) and waiting first for a quieter machine."""
+    import time
+
+    def said(k, result):
+        if not args.json:
+            con.print(f"  attempt {k}: {shown(result.verdict)} ({escape(result.headline)}); "
+                      f"running {escape(scenario.name)} again on a fresh bring-up")
+
+    def calm():
+        with progress.phase("waiting for a quieter machine"):
+            attempts.wait_for_quiet(time.sleep, time.monotonic)
+    return attempts.until_valid(execute, args.retries, said, calm)
 
 
 def summary_table(results):
@@ -241,7 +276,7 @@ def print_result(con, result) -> None:
 
 
 def run_repeats(runs, args, out, con) -> int:
-    from scenarios.kit.repeat import repeat
+    from testbed.scenario.repeat import repeat
     summaries = []
     for scenario in runs:
         if not args.json:
@@ -250,21 +285,25 @@ def run_repeats(runs, args, out, con) -> int:
 
         def each(k, result):
             if not args.json:
-                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({result.headline})")
+                con.print(f"  run {k} of {args.repeat}: {shown(result.verdict)} ({escape(result.headline)})")
         summary, results = repeat(scenario, args.repeat, out, each,
-                                  progress.Steps(f"{scenario.name} run", args.repeat))
+                                  progress.Steps(f"{scenario.name} run", args.repeat),
+                                  lambda execute, s=scenario: attempted(s, args, con, execute))
         summaries.append((summary, results))
         if not args.json:
             print_spread(con, summary)
     if args.json:
         from dataclasses import asdict
         print_json([{**s, "results": [asdict(r) for r in rs]} for s, rs in summaries])
-    return 0 if all(s["reproduced"] == s["runs"] for s, _ in summaries) else 1
+    every = [r for _, rs in summaries for r in rs]
+    if not args.json:
+        con.print(f"[bold]{escape(attempts.closing(every))}[/bold]")
+    return attempts.exit_status(every)
 
 
 def print_spread(con, summary: dict) -> None:
     varying = {k: v for k, v in summary["figures"].items() if v["spread"]}
-    con.print(f"  [bold]{summary['scenario']}: {summary['summary']}[/bold] "
+    con.print(f"  [bold]{escape(summary['scenario'])}: {summary['summary']}[/bold] "
               f"({', '.join(summary['verdicts'])})")
     con.print(table(None, ["figure", "median", "lowest", "highest"],
                     [(k, f"{v['median']:g}", f"{v['min']:g}", f"{v['max']:g}") for k, v in varying.items()]))
@@ -273,12 +312,12 @@ def print_spread(con, summary: dict) -> None:
 
 
 def show_help(args) -> int:
-    import scenarios
+    from testbed.scenario import catalog
     args.parser.print_help()
     con = console()
     for name in args.names:
         if not name.endswith(".toml"):
-            print_params(con, scenarios.get(name))
+            print_params(con, catalog.get(name))
     return 0
 
 

@@ -106,15 +106,20 @@ def cmd_topo_show(args) -> int:
         print_json(summary)
         return 0
     con = console()
-    con.print(f"[bold]{fab.family}[/bold]: {summary['hosts']} hosts, {summary['nics']} NICs, "
-              f"{summary['host_ports']} host ports, {summary['switches']} switches,\n"
-              f"{summary['links']['host']} host links + {summary['links']['switch']} switch links")
+    con.print(f"[bold]{escape(fab.family)}[/bold]: {summary['hosts']:,} hosts, {summary['nics']:,} NICs, "
+              f"{summary['host_ports']:,} host ports, {summary['switches']:,} switches,\n"
+              f"{summary['links']['host']:,} host links + {summary['links']['switch']:,} switch links")
     # short headers and rounded figures: the table fits 80 columns
     con.print(table("tiers", ["role", "switches", "ports", "down Gb/s", "up Gb/s", "oversub."],
                     [(r, t["switches"], t["ports_per_switch"], f"{t['down_gbps']:,.6g}",
                       f"{t['up_gbps']:,.6g}",
                       f"{t['oversubscription']:.3g}:1" if t["oversubscription"] else "-")
                      for r, t in summary["tiers"].items()]))
+    under = [r for r, t in summary["tiers"].items() if 0 < (t["oversubscription"] or 0) < 1]
+    if under:
+        con.print(f"oversub. below 1:1 ({', '.join(under)}): more capacity up than down; the "
+                  "scaled-down fabric has fewer hosts under a switch than the paper's (--preset "
+                  "segment: a full one)")
     e = summary["equal_cost_paths"]
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
     if args.png:

@@ -34,8 +34,8 @@ def port_number(text: str) -> int:
 
 
 def cmd_trace(args) -> int:
-    from testbed.emulation import runlist
     from testbed.emulation.hosts import AttachedHost
+    from testbed.emulation.run import runlist
     from testbed.emulation.trace import local_appctl, trace
     from testbed.model import families
     if os.geteuid() != 0:
@@ -47,12 +47,13 @@ def cmd_trace(args) -> int:
         raise ParamError(f"run {state.run_id}: its spec.json is not a fabric's spec")
     fab = families.from_spec(spec)
     src, dst = fab.nic(args.src), fab.nic(args.dst)
-    if not state.data.get("servers") and "hosts" not in state.data:
+    from testbed.emulation.cluster import parts as cluster_parts
+    spread = cluster_parts.spread(state)
+    if not spread and "hosts" not in state.data:
         raise ParamError(f"run {state.run_id} is still coming up (its hosts are not recorded yet); "
                          "trace it once `up` says it is up")
-    if state.data.get("servers"):      # a run across servers: ask each node where it runs
-        from testbed.emulation.cluster_parts import attached
-        hosts, appctl = attached(state)
+    if spread:                         # a run across servers: ask each node where it runs
+        hosts, appctl = cluster_parts.attached(state)
     else:
         hosts, appctl = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}, local_appctl
     hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport, appctl)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
-from testbed.cli.output import console, print_json, table
+from testbed.cli.output import console, escape, markup, print_json, table
 from testbed.cli.topo import add_fabric_args, fabric_settings
 from testbed.core import progress
 from testbed.core.errors import ParamError
@@ -46,7 +46,7 @@ def add_parser(sub) -> None:
 
 
 def add_controller_args(parser) -> None:
-    """--controller-app, --beside, --controller (testbed/emulation/controller_app.py)."""
+    """--controller-app, --beside, --controller (testbed/emulation/control/apps.py)."""
     parser.add_argument("--controller-app", metavar="FILE.py|osken:MODULE",
                         help="run your own os-ken (Ryu API) app in our launcher instead of our "
                              "controller: a bare fabric (hosts on-link in one subnet, no gateway; "
@@ -77,7 +77,7 @@ def add_keep_arg(parser) -> None:
 
 
 def keep_requested(args) -> None:
-    """--keep: every run of this process keeps its directory (testbed/emulation/keep.py)."""
+    """--keep: every run of this process keeps its directory (testbed/emulation/run/keep.py)."""
     if getattr(args, "keep", False):
         import os
         os.environ["HPN_KEEP"] = "1"
@@ -118,7 +118,7 @@ def refuse_meaningless(args) -> None:
 
 def controller_app_of(args):
     """The user's controller app `up` runs (None: ours alone), checked (ParamError, one line)."""
-    from testbed.emulation import controller_app
+    from testbed.emulation.control import apps as controller_app
     if getattr(args, "controller", None):
         controller_app.remote_controller(args.controller)
     app = controller_app.checked(getattr(args, "controller_app", None), getattr(args, "beside", False))
@@ -136,8 +136,8 @@ def controller_app_of(args):
 def prepare(args):
     """(fabric, options) of an `up`, every argument checked against the model, with no root and
     nothing created (ParamError, one line): what `up` does before it builds anything."""
-    from testbed.emulation import system
     from testbed.emulation.build import Options
+    from testbed.emulation.net import system
     from testbed.model import make_fabric, wiring
     system.check_settings()            # HPN_MTU, HPN_OVS_SNDBUF
     refuse_meaningless(args)
@@ -174,10 +174,11 @@ def cmd_up(args) -> int:
             print_json(info)
         else:
             con = console()
-            con.print(f"[bold]{fab.family}[/bold] up in {info['timings_s']['ready']:.1f} s: "
+            con.print(f"[bold]{escape(fab.family)}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
                       f"[cyan]{emu.datapath}[/cyan]{_send_buffer(info)}, "
-                      f"host bond [cyan]{info['bond']}[/cyan], run {emu.run_id}")
+                      f"host bond [cyan]{info['bond']}[/cyan], CPU precedence "
+                      f"[cyan]{info.get('cpu_precedence') or 'none'}[/cyan], run {emu.run_id}")
             if emu.controller.app is not None:
                 app = emu.controller.app.describe()
                 con.print(f"controller app {app['app']} ({app['class']}), {app['mode']}")
@@ -185,7 +186,7 @@ def cmd_up(args) -> int:
                 con.print(table("checks", ["check", "result", "detail"],
                                 [(c.name, _verdict(c), c.detail) for c in results]))
         if args.cli:   # leaving it (exit, Ctrl-D, SIGTERM, SIGHUP) ends this block: teardown
-            from testbed.cli.shell import run_shell
+            from testbed.cli.shell.cli import run_shell
             run_shell(emu)
         elif not args.check:
             print("up; press Ctrl-C to tear down", file=sys.stderr)
@@ -196,5 +197,5 @@ def cmd_up(args) -> int:
 
 def _verdict(check) -> str:
     if check.figures.get("skipped"):
-        return "[yellow]skip[/yellow]"
-    return "[green]pass[/green]" if check.passed else "[red]FAIL[/red]"
+        return markup("[yellow]skip[/yellow]")
+    return markup("[green]pass[/green]" if check.passed else "[red]FAIL[/red]")

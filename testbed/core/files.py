@@ -7,38 +7,44 @@ target: a reader never sees half a file, and a symlink planted at the target is 
 followed (its victim stays as it was). A target the invoking user could not write (a read-only
 file, or one that is not a regular file) is refused, even when we run as root.
 
-Reads: regular files only (a FIFO, device or directory is refused before a byte is read, so
-`/dev/zero` cannot grow memory and a FIFO cannot block), at most a size cap per kind, UTF-8
-only, and the parsers' own limits (nesting deeper than the recursion limit, integers of more
-than 4,300 digits) caught: every problem is one line, a ParamError naming the file.
+Output paths a user names (--out, --png, capture -w) follow one rule (`output_problem`, checked
+before anything runs): the output directory is not a symbolic link, and no directory the path
+is looked up in could have its entries swapped by another user (writable by others without the
+sticky bit; `shared/out` in a world-writable `shared/` may be a link by the time root writes).
+The writes then open that directory with O_NOFOLLOW and write by descriptor.
+
+Reads (testbed/core/reading.py, the same names here): regular files only, a size cap per kind,
+UTF-8 only, the parsers' limits caught; every problem one line (ParamError) naming the file.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
 import stat
+import unicodedata
 from pathlib import Path
 
-from testbed.core.compat import tomllib
 from testbed.core.errors import ParamError, TestbedError
+from testbed.core.reading import (  # noqa: F401  (the readers and their caps, here too)
+    ANSWERS_MAX,
+    EXPERIMENT_MAX,
+    KB,
+    MB,
+    RESULT_MAX,
+    RESULTS_FILES_MAX,
+    STATE_MAX,
+    load_json,
+    load_toml,
+    parse_json,
+    parse_toml,
+    read_bytes,
+    read_text,
+    shown,
+)
 
 NAME_MAX = 120                 # characters in a name the testbed writes (the kernel's is 255 bytes)
-KB, MB = 1024, 1024 * 1024
-# size caps per kind of file read (bytes): far above anything the testbed writes itself
-EXPERIMENT_MAX = 1 * MB        # an experiment file (TOML)
-ANSWERS_MAX = 256 * KB         # a lab's answers (TOML)
-RESULT_MAX = 64 * MB           # a result JSON (series of a segment run are a few MB)
-STATE_MAX = 16 * MB            # a run's state.json, spec.json, status.json; servers.json
-RESULTS_FILES_MAX = 10_000     # JSON files under one results directory
-
-
-def shown(path) -> str:
-    """A path for a one-line message: repr-quoted, long ones cut in the middle."""
-    text = str(path)
-    return repr(text if len(text) <= 80 else f"{text[:60]}...{text[-16:]}")
-
-
 # ---- names ----
 
 def name_problem(name: str) -> str | None:
@@ -53,6 +59,8 @@ def name_problem(name: str) -> str | None:
         return f"is {len(name)} characters long (at most {NAME_MAX})"
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         return "holds a control character"
+    if any(unicodedata.category(c) in ("Cf", "Cc", "Zl", "Zp") for c in name):
+        return "holds an invisible format character (e.g. U+202E, which shows text reversed)"
     return None
 
 
@@ -115,9 +123,9 @@ def write_file(directory, name: str, data: bytes | str, mode: int = 0o644) -> Pa
     checked_name(name, "file name")
     payload = data.encode() if isinstance(data, str) else data
     try:
-        dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        dfd = open_dir(directory)
     except OSError as e:
-        raise TestbedError(f"cannot write into {shown(directory)}: {e.strerror}") from None
+        raise TestbedError(f"cannot write into {shown(directory)}: {_why(e, directory)}") from None
     tmp = f".{name[:NAME_MAX]}.{secrets.token_hex(4)}.tmp"
     try:
         _refuse_existing(dfd, directory, name)
@@ -154,14 +162,145 @@ def write_json(directory, name: str, data, indent: int | None = None) -> Path:
     return write_file(directory, name, json.dumps(data, indent=indent, default=str))
 
 
+def open_dir(path, dir_fd: int | None = None) -> int:
+    """A descriptor of the directory `path`, never through a symbolic link at its own name."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+
+
+def _why(e: OSError, path=None) -> str:
+    """An OSError's reason; a directory opened with O_NOFOLLOW that is a link says so."""
+    if e.errno == errno.ELOOP or (e.errno == errno.ENOTDIR and path is not None and os.path.islink(path)):
+        return "a symbolic link (the testbed does not write through one)"
+    return e.strerror or str(e)
+
+
 def make_dirs(path) -> Path:
-    """`mkdir -p` of an output directory (checked beforehand by the caller's preflight)."""
+    """`mkdir -p` of an output directory (checked beforehand by output_problem): each missing
+    directory made and entered by descriptor, a symbolic link at any of their names refused."""
     path = Path(path)
+    where, missing, problem = walk(path)
+    if problem:
+        raise TestbedError(f"cannot create {shown(path)}: {problem}")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        fd = open_dir(where)
+        try:
+            for part in missing:
+                try:
+                    os.mkdir(part, 0o777, dir_fd=fd)      # the umask decides, as for mkdir -p
+                except FileExistsError:
+                    pass                                  # made meanwhile: entered below, not followed
+                fd, parent = open_dir(part, dir_fd=fd), fd
+                os.close(parent)
+        finally:
+            os.close(fd)
     except OSError as e:
-        raise TestbedError(f"cannot create {shown(path)}: {e.strerror or e}") from None
+        raise TestbedError(f"cannot create {shown(path)}: {_why(e, path)}") from None
     return path
+
+
+# ---- output paths a user names ----
+
+def open_to_others(st: os.stat_result) -> bool:
+    """Could another user replace entries of this directory? Writable by all, or by a group
+    when it is not ours, without the sticky bit."""
+    if st.st_mode & stat.S_ISVTX:
+        return False
+    return bool(st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_uid != os.geteuid()))
+
+
+def walk(path) -> tuple[Path, list[str], str | None]:
+    """Look `path` up as the kernel would, component by component (symbolic links followed, but
+    not at its last name): (the deepest existing directory, the names missing below it, a
+    problem or None). A problem: a directory looked in that another user could change
+    (open_to_others), a symbolic link at the last name or one another user owns, a component
+    that is not a directory."""
+    pending = list(reversed(Path(path).parts)) if Path(path).is_absolute() else \
+        list(reversed([*Path(os.getcwd()).parts, *Path(path).parts]))
+    where, links = Path("/"), 0
+    pending.pop()                                          # "/"
+    while pending:
+        part = pending.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            where = where.parent
+            continue
+        if open_to_others(os.stat(where)):
+            return where, [], f"{shown(where)} is open to other users (who could swap {part!r} in it)"
+        try:
+            st = os.lstat(where / part)
+        except FileNotFoundError:
+            return where, [p for p in [part, *reversed(pending)] if p not in ("", ".")], None
+        if stat.S_ISLNK(st.st_mode):
+            if not any(p not in ("", ".") for p in pending):
+                return where, [], f"{shown(where / part)} is a symbolic link (name a directory)"
+            if st.st_uid not in (0, os.geteuid()):
+                return where, [], f"{shown(where / part)} is another user's symbolic link"
+            links += 1
+            if links > 40:
+                return where, [], f"{shown(path)}: too many symbolic links"
+            target = Path(os.readlink(where / part))
+            pending.extend(reversed(target.parts[1:] if target.is_absolute() else target.parts))
+            where = Path("/") if target.is_absolute() else where
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            return where, [], f"{shown(where / part)} is not a directory"
+        where = where / part
+    return where, [], None
+
+
+def output_problem(path: str, directory: bool = False) -> str | None:
+    """Why a user-named output cannot be written, or None; nothing is created. A directory
+    (--out): one that exists, or that make_dirs can make in a writable one; a file (--png, -w):
+    in an existing directory, under a name write_file (or create_file) may write. Both looked
+    up by walk() (no link at the directory's name, no directory others could change)."""
+    if not path:
+        return "is empty"
+    try:
+        target = Path(path)
+        if not directory and (path.endswith("/") or target.name in ("", ".", "..")):
+            return "is a directory; name a file in it"
+        where, missing, problem = walk(target if directory else target.parent)
+        if problem:
+            return problem
+        if not directory and missing:
+            return f"directory {shown(target.parent)} does not exist"
+        st = os.stat(where)
+        if not (user_may_write(st) and os.access(where, os.W_OK | os.X_OK)) and (missing or not directory):
+            return f"{shown(where)} is not writable"
+        if not directory:
+            return target_problem(where, target.name)
+    except OSError as e:
+        return f"not a usable path ({e.strerror or e})"
+    except ValueError as e:                  # a NUL byte
+        return f"not a usable path ({e})"
+    return None
+
+
+def create_file(path, replace: bool = False) -> int:
+    """A descriptor for writing the user-named file `path` (checked by output_problem): made new
+    (O_EXCL) unless `replace`, then an existing regular file we may write is truncated; never
+    through a symbolic link, never a FIFO or device. TestbedError (one line) otherwise."""
+    path = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        dfd = open_dir(path.parent)
+        try:
+            fd = os.open(checked_name(path.name, "file name"), flags | (0 if replace else os.O_EXCL),
+                         0o644, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+    except FileExistsError:
+        raise TestbedError(f"{shown(path)} exists (not replaced unless asked)") from None
+    except OSError as e:
+        raise TestbedError(f"cannot write {shown(path)}: {_why(e, path.parent)}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or not user_may_write(st):
+        os.close(fd)
+        raise TestbedError(f"{shown(path)}: not a regular file the user may write; left alone")
+    os.ftruncate(fd, 0)
+    os.set_blocking(fd, True)
+    return fd
 
 
 # ---- a private directory in a shared place ----
@@ -201,92 +340,3 @@ def private_dir(path) -> tuple[Path | None, str | None]:
     if st.st_uid != os.geteuid() or st.st_mode & 0o022:
         return None, f"{shown(path)} is another user's or open to other users"
     return path, None
-
-
-# ---- reading ----
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"
-
-
-def read_bytes(path, what: str, limit: int) -> bytes:
-    """The bytes of the regular file `path`, at most `limit` of them; ParamError otherwise."""
-    where = f"{what} {shown(path)}"
-    try:
-        st = os.stat(path)            # a symlink is followed: what it names must be a regular file
-        if not stat.S_ISREG(st.st_mode):
-            raise ParamError(f"{where}: {_kind(st.st_mode)}, not a regular file")
-        # O_NONBLOCK: a FIFO swapped in after the check cannot block the open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except (OSError, ValueError) as e:
-        raise ParamError(f"{where}: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ParamError(f"{where}: {_kind(st.st_mode)}, not a regular file")
-        if st.st_size > limit:
-            raise ParamError(f"{where}: {st.st_size:,} bytes, more than the {limit:,} allowed")
-        chunks, size = [], 0
-        while size <= limit:
-            chunk = os.read(fd, min(1 * MB, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > limit:
-            raise ParamError(f"{where}: more than the {limit:,} bytes allowed")
-        return b"".join(chunks)
-    except OSError as e:
-        raise ParamError(f"{where}: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-
-
-def read_text(path, what: str, limit: int) -> str:
-    """read_bytes as UTF-8 text (a BOM-less UTF-16 or Latin-1 file is refused, naming the byte)."""
-    data = read_bytes(path, what, limit)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ParamError(f"{what} {shown(path)}: not UTF-8 text (byte {e.start:,} is "
-                         f"0x{data[e.start]:02x})") from None
-
-
-def parse_json(text: str, where: str):
-    """json.loads with its limits as one line (ParamError)."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        raise ParamError(f"{where}: nested too deeply") from None
-    except ValueError as e:          # JSONDecodeError, integers over 4,300 digits
-        raise ParamError(f"{where}: not valid JSON: {str(e).splitlines()[0][:120]}") from None
-
-
-def parse_toml(text: str, where: str) -> dict:
-    """tomllib.loads with its limits as one line (ParamError); the message keeps tomllib's line."""
-    try:
-        return tomllib.loads(text)
-    except RecursionError:
-        raise ParamError(f"{where}: nested too deeply") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ParamError(f"{where}: not valid TOML: {str(e).splitlines()[0][:160]}") from None
-    except ValueError as e:         # an integer of more than 4,300 digits
-        raise ParamError(f"{where}: not valid TOML: {str(e).splitlines()[0][:120]}") from None
-
-
-def load_json(path, what: str, limit: int = STATE_MAX):
-    return parse_json(read_text(path, what, limit), f"{what} {shown(path)}")
-
-
-def load_toml(path, what: str, limit: int) -> tuple[dict, str]:
-    """(data, text) of a TOML file, bounded and checked."""
-    text = read_text(path, what, limit)
-    return parse_toml(text, f"{what} {shown(path)}"), text

@@ -25,18 +25,18 @@ import itertools
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 
 from testbed.core import interrupts, progress, sh
-from testbed.core.errors import ParamError, PartLost, TestbedError
+from testbed.core.errors import ParamError, PartLost
 from testbed.core.lifecycle import Lifecycle
-from testbed.core.wait import wait_for
-from testbed.emulation import hostnet, keep, nodestart, runstate, shaping, system, teardown
+from testbed.emulation import nodestart
+from testbed.emulation.control.watchdog import Watchdog
 from testbed.emulation.detectors import Detectors
+from testbed.emulation.net import hostnet, shaping, system
+from testbed.emulation.readiness import Readiness
+from testbed.emulation.run import keep, runstate, teardown
 from testbed.emulation.site import LocalSite
-from testbed.emulation.watchdog import Watchdog
 from testbed.model import wiring
 from testbed.model.contract import ControllerStatus
 from testbed.model.fabric import Fabric
@@ -69,7 +69,7 @@ class Options:
     controller_app: object = None
 
 
-class Emulation(Lifecycle):
+class Emulation(Readiness, Lifecycle):
     """A fabric up on Open vSwitch: namespaces, switches, cables, hosts and the controller, torn
     down when its `with` block ends, however it ends. `emu.fabric`, `emu.net[host]` (a Mininet
     node), `counters`, `sampler`, `ofctl`, `status()`, `describe()`."""
@@ -115,6 +115,7 @@ class Emulation(Lifecycle):
         """Refuse to start, before creating anything, when this run could not succeed or clean up."""
         if os.geteuid() != 0:
             raise ParamError("hpn-testbed needs root (network namespaces, Open vSwitch)")
+        runstate.check_root()
         # one fabric per machine: names, ports and addresses derive from coordinates, so two
         # fabrics would claim the same interfaces. The lock is held until teardown is done.
         self._lock = runstate.RunLock.take(self.run_id)
@@ -199,8 +200,6 @@ class Emulation(Lifecycle):
         from mininet.log import setLogLevel
         from mininet.net import Mininet
 
-        from testbed.emulation.hosts import FabricHost
-        FabricHost.run_state = self.state
         setLogLevel("error")
         net = Mininet(topo=None, build=False, controller=None, autoSetMacs=False,
                       autoStaticArp=False, waitConnected=False)
@@ -211,7 +210,8 @@ class Emulation(Lifecycle):
                                                    protocols=self.controller.protocols,
                                                    **self.site.switch_options(sw.name, self.datapath)))
               for sw in self.fabric.switches.values()],
-            *[("host", host.name, self.site.host_class, dict(ip=None, **self.site.host_options(host.name)))
+            *[("host", host.name, self.site.host_class,
+               dict(ip=None, run_state=self.state, **self.site.host_options(host.name)))
               for host in self.fabric.hosts.values()]], self.site.node_workers)
         self.site.record_nodes(net, self.state)
         built = wiring.as_built(self.fabric, self.swaps)      # the blueprint, unless miswired
@@ -280,93 +280,6 @@ class Emulation(Lifecycle):
     def status(self) -> ControllerStatus:
         return self.controller.status()
 
-    def expected_attachments(self) -> int:
-        return sum(len(n.ports) for n in self.fabric.nics())
-
-    def announce(self, ports: set[str] | None = None) -> None:
-        """Hosts send a gratuitous ARP on each NIC port (or on `ports` only)."""
-        self.site.send_frames([line for h in self.fabric.hosts.values()
-                               for line in hostnet.garp_lines(h, self.net[h.name].pid, ports)])
-
-    def unlearned_ports(self, status: ControllerStatus) -> set[str]:
-        """Host ports whose switch end the controller has not yet learned a NIC on."""
-        learned = {at for ats in status.learned.values() for at in ats}
-        return {l.a_intf for l in self.fabric.host_links() if (l.b, l.b_port) not in learned}
-
-    def wait_ready(self) -> None:
-        timeout = self.options.ready_timeout
-        n = len(self.fabric.switches)
-        if not self.controller.ours:
-            self.wait_foreign_ready(n, timeout)
-            return
-        with progress.phase(f"switches connecting ({n})"):
-            self.controller.wait(lambda s: len(s.connected) == n,
-                                 f"all {n} switches to connect to the controller", timeout)
-        self.learn_ports(timeout)
-        with progress.phase("checking every switch's routes"):   # one found complete is not asked again
-            wait_for("every switch to hold its routes", partial(self.routes_installed, set()), timeout, 0.1)
-
-    def wait_foreign_ready(self, n: int, timeout: float) -> None:
-        """A user's app alone writes no status: ready once Open vSwitch reports every bridge
-        connected to it; then each host port announces itself once (a learning switch learns
-        where the NICs are). What the app installs is its own affair (and --check's)."""
-        watchdog = self.site.make_watchdog(self.controller)     # only for its view of OVS
-
-        def connected():
-            self.controller.check_alive()
-            return self.controller.switches_connected(watchdog.controller_rows()) >= n
-        with progress.phase(f"switches connecting to {self.controller.app.label} ({n})"):
-            wait_for(f"all {n} switches to connect to the controller app", connected, timeout, 0.2)
-        self.announce()
-
-    @progress.phase("learning NIC ports")
-    def learn_ports(self, timeout: float) -> None:
-        """Announce every port; announce again only the ports still unlearned after a second
-        in which the controller learned none (while it works through a burst, as a segment's
-        2,176 announcements are, more of them would only queue behind the first)."""
-        deadline, total = time.monotonic() + timeout, self.expected_attachments()
-        missing, again = None, True          # None: every port
-        while missing != set():
-            if again:
-                self.announce(missing)
-            try:
-                self.controller.wait(lambda s: not self.unlearned_ports(s),
-                                     f"the controller to learn all {total} NIC ports", 1.0)
-                return
-            except TestbedError:
-                left = self.unlearned_ports(self.status())
-                progress.note(f"{total - len(left)} of {total} learned")
-                if time.monotonic() > deadline:
-                    raise
-                # the first second only tells how many are left; after that, a second in which
-                # no port was learned (as many left as a second ago) means announce them again
-                again = missing is not None and len(left) >= len(missing)
-                missing = left
-
-    def routes_installed(self, confirmed: set[str] | None = None) -> bool:
-        """Read the switches themselves: does each hold the routes the controller says it sent?
-        Switches in `confirmed` are not asked again; those found complete are added to it."""
-        confirmed = set() if confirmed is None else confirmed
-        status = self.status()
-        if not status.settled:
-            return False
-        per_switch = status.routes_per_switch
-        asked = [sw for sw in self.fabric.switches if sw not in confirmed]
-        with ThreadPoolExecutor(max_workers=8) as pool:   # ovs-ofctl waits on OVS, not the CPU
-            counts = list(pool.map(self._flow_count, asked))
-        for sw, count in zip(asked, counts):
-            if count is not None and count >= per_switch.get(sw, 0) + 1:   # + the ARP-to-controller flow
-                confirmed.add(sw)
-        return len(confirmed) == len(self.fabric.switches)
-
-    def _flow_count(self, switch: str) -> int | None:
-        """How many flows `switch` holds (None: a bridge still being configured, ask again)."""
-        try:
-            flows = self.site.ofctl("dump-aggregate", switch)
-        except TestbedError:
-            return None
-        return int(flows.split("flow_count=")[1].split()[0])
-
     # ---- helpers for users of a running emulation (the rest is emu.site's) ----
     def ofctl(self, command: str, switch: str, *args: str) -> str:
         return self.site.ofctl(command, switch, *args)
@@ -391,6 +304,7 @@ class Emulation(Lifecycle):
 
     def describe(self) -> dict:
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
+                "cpu_precedence": self.state.data["about"].get("cpu_precedence"),   # cpu_precedence.py
                 "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
                 "routing": self.options.routing, "ovs_send_buffer": self.send_buffer,
                 **({"controller_app": self.controller.app.describe()} if self.controller.app else {}),

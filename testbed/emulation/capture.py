@@ -53,7 +53,11 @@ def locate(fabric: Fabric, port: str) -> Where:
 
 def tcpdump_argv(where: Where, pid: int | None, write: str | None, count: int | None,
                  bpf: str | None) -> list[str]:
-    """tcpdump on `where`, entering the host's network namespace by `pid` (a host port)."""
+    """tcpdump on `where`, entering the host's network namespace by `pid` (a host port). `bpf`
+    reaches tcpdump as a filter expression only (after `--`; one that starts with `-` refused:
+    it would be an option, such as a second -w)."""
+    if bpf is not None and bpf.lstrip().startswith("-"):
+        raise ParamError(f"--filter {bpf[:40]!r}: a filter expression (e.g. 'icmp or arp'), not an option")
     tcpdump = shutil.which("tcpdump")
     if tcpdump is None:
         raise ParamError("tcpdump is not installed (apt-get install tcpdump, or `make setup`)")
@@ -62,7 +66,7 @@ def tcpdump_argv(where: Where, pid: int | None, write: str | None, count: int | 
     if count:
         argv += ["-c", str(count)]
     if bpf:
-        argv.append(bpf)
+        argv += ["--", bpf]
     if where.host is not None:
         if pid is None:
             raise TestbedError(f"host {where.host} of this run has no recorded namespace")
@@ -72,10 +76,11 @@ def tcpdump_argv(where: Where, pid: int | None, write: str | None, count: int | 
     return argv
 
 
-def run(argv: list[str], grace: float = 3.0) -> int:
+def run(argv: list[str], grace: float = 3.0, stdout: int | None = None) -> int:
     """Run tcpdump until it ends (-c N) or Ctrl-C; returns its exit status (0 on Ctrl-C).
-    Any other unwinding (SIGTERM, SIGHUP) stops it first and goes on."""
-    proc = subprocess.Popen(argv)
+    Any other unwinding (SIGTERM, SIGHUP) stops it first and goes on. `stdout`: a descriptor
+    for `-w -` (the file opened by testbed/core/files.py, not by tcpdump)."""
+    proc = subprocess.Popen(argv, stdout=stdout)
     try:
         return proc.wait()
     except KeyboardInterrupt:      # the terminal sent tcpdump the same SIGINT: it is finishing

@@ -16,7 +16,7 @@ import sys
 from testbed.core.errors import TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.core.wait import wait_for
-from testbed.emulation import hostnet
+from testbed.emulation.net import hostnet
 
 MARKER = "testbed.inhost.detector"
 

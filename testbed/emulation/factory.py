@@ -34,5 +34,5 @@ def make_emulation(fabric: Fabric, options: Options | None = None) -> Emulation:
     servers = _SERVERS.get()
     if not servers:
         return Emulation(fabric, options)
-    from testbed.emulation.cluster import ClusterSite  # Mininet Cluster Edition: only when asked
+    from testbed.emulation.cluster.site import ClusterSite  # Mininet Cluster Edition: only when asked
     return Emulation(fabric, options, site=ClusterSite(fabric, servers))

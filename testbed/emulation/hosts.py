@@ -70,7 +70,7 @@ def route_get_script(flows: list[tuple[str, str, str, int, int]]) -> str:
 def route_get_devs(output: str, flows: list[tuple[str, str, str, int, int]]) -> list[str | None]:
     """The port of each flow, from the output of route_get_script. Where the route names a Linux
     bond, the port is the slave its layer3+4 hash picks among the slaves whose link is up."""
-    from testbed.emulation.hostnet import layer34_slave
+    from testbed.emulation.net.hostnet import layer34_slave
     lines = output.splitlines()
     devs = [(json.loads(l) or [{}])[0].get("dev") for l in lines if l.startswith("[")]
     bonds = {}
@@ -101,7 +101,12 @@ class AttachedHost(RouteQueries):
 
 
 class FabricHost(RouteQueries, Host):
-    run_state = None    # the run's RunState: set by the builder before any spawn
+    """A Mininet host of one run: what it spawns is recorded in that run's state (`run_state`,
+    given by the builder with the host's other parameters)."""
+
+    def __init__(self, name: str, run_state=None, **params):
+        self.run_state = run_state
+        super().__init__(name, **params)
 
     def run_script(self, script: str) -> str:
         return sh.node_cmd(self, script)
@@ -133,7 +138,7 @@ class FabricHost(RouteQueries, Host):
 
     def stop(self, proc: subprocess.Popen, marker: str) -> None:
         """End a process this host spawned, if it is still that process."""
-        from testbed.emulation.processes import kill_pid
+        from testbed.emulation.run.processes import kill_pid
         if proc.poll() is None:
             kill_pid(proc.pid, marker)
         proc.wait()
@@ -144,7 +149,7 @@ def end_unrecorded(net, recorded: set[int]) -> None:
     the CLI (`p0s0h0 iperf3 -s &`), or spawned in the instant a signal cut short before it was
     recorded. Mininet ends only each shell's process group, and such a process would keep its
     host's namespace alive. Only our own hosts' namespaces are searched."""
-    from testbed.emulation import processes
+    from testbed.emulation.run import processes
     namespaces = {_netns(host.pid) for host in net.hosts} - {None}
     recorded = recorded | {os.getpid()}
     strays = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mininet.node import OVSSwitch
 
-from testbed.emulation.netdevs import OVS_TAG
+from testbed.emulation.net.netdevs import OVS_TAG
 
 # A controller busy with a burst of events is not a dead one: OVS probes it only after this much
 # silence (the watchdog watches the process itself)

@@ -3,14 +3,12 @@
     name = "nic0-link-down"
     [fabric]     family and any `topo show` parameter (nics = 3, ...), or preset
     [routing]    the options of `up`: ecmp, policy, core, matrix, detector
-    [[traffic]]  kind = "iperf3" (from, to: a host, all its NICs NIC i to NIC i, or a NIC; streams
-                 per NIC, start, seconds or stop, protocol tcp/udp, rate_mbit) or a collective
-                 (allreduce, reduce-scatter, all-gather, all-to-all, moe, pipeline: hosts, size,
-                 pace, tokens, m, stages, start)
-    [[fault]]    at (s after the traffic starts), kind (a registered fault kind: link-down, flap,
-                 one-way, switch-down; testbed/emulation/fault_registry.py), their arguments:
-                 port (a host port or SWITCH-ethN) or switch, for (s); flap: count, period, down;
-                 one-way: direction (up: toward the switch, or down)
+    [[traffic]]  kind (a registered traffic kind: iperf3, or a collective; testbed/experiments/
+                 traffic/), start, and the kind's own keys (iperf3: from, to, streams, seconds or
+                 stop, protocol, rate_mbit; docs/experiments.md lists every kind's)
+    [[fault]]    at (s after the traffic starts), kind (a registered fault kind;
+                 testbed/emulation/faults/registry.py), for (s, unless the kind times itself) and
+                 the kind's own arguments (docs/faults.md)
     [measure]    throughput (hosts, NICs or links), queues (switch ports), rtt and failover_gap
                  (NIC pairs), warm, settle, interval
     [[expect]]   measure (loss, throughput, rtt, failover_gap, busbw) and a bound (min, max):
@@ -21,6 +19,7 @@
     expect    the expect clauses read, and judged against a run's figures (pure)
     phases    phases and their means, losses (pure)
     probes    RTT and failover-gap probes between NIC pairs
+    traffic/  the traffic kinds: each one declaration (keys, checks, schema, runner), one registry
     runner    the run: Experiment, a Scenario whose claim is its expect clauses
 
 `hpn-testbed run FILE.toml --check` validates one without root; `run FILE.toml` runs it; its JSON

@@ -7,23 +7,9 @@ from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
-from testbed.experiments import expect
-from testbed.experiments.spec import (
-    COLLECTIVES,
-    MEASURE_KEYS,
-    ROUTING_KEYS,
-    TOP_KEYS,
-    TRAFFIC_KINDS,
-    Fault,
-    Reader,
-    Spec,
-    Traffic,
-    parse,
-)
-
-SECONDS = (0.0, 3600.0)
-IPERF_KEYS = ("kind", "from", "to", "streams", "seconds", "start", "stop", "protocol", "rate_mbit")
-COLLECTIVE_KEYS = ("kind", "hosts", "size", "pace", "tokens", "m", "stages", "start")
+from testbed.experiments import expect, limits
+from testbed.experiments import traffic as traffic_kinds
+from testbed.experiments.spec import MEASURE_KEYS, ROUTING_KEYS, SECONDS, TOP_KEYS, Fault, Reader, Spec, parse
 
 
 @dataclass(frozen=True)
@@ -76,6 +62,7 @@ def load(path: str) -> Spec:
     for port in spec.queues:
         switch_port(fab, port, measure, "queues")
     check_timing(spec, top)
+    limits.check(spec, top)
     return spec
 
 
@@ -159,94 +146,19 @@ def read_routing(r: Reader, fab) -> tuple[dict, bool]:
     return routing, detector
 
 
-def read_traffic(r: Reader, fab) -> Traffic:
-    kind = r.get("kind", str, required=True, choices=TRAFFIC_KINDS)
-    allowed = IPERF_KEYS if kind == "iperf3" else COLLECTIVE_KEYS
-    for key in r.data:
-        if key not in allowed:
-            r.fail(key, f"not a key of {kind} traffic; known: {', '.join(allowed)}")
-    start = r.get("start", float, 0.0, bounds=SECONDS)
-    if kind == "iperf3":
-        t = Traffic(kind, r.where, src=r.get("from", str, required=True), dst=r.get("to", str, required=True),
-                    streams=r.get("streams", int, 1, bounds=(1, 64)), seconds=iperf_seconds(r, start),
-                    rate_mbit=r.get("rate_mbit", float, None, bounds=(0.01, 100_000.0)), start=start,
-                    protocol=r.get("protocol", str, "tcp", choices=("tcp", "udp")))
-        if t.protocol == "udp" and t.rate_mbit is None:
-            r.fail("protocol", "udp needs rate_mbit (iperf3 sends UDP at 1 Mbit/s otherwise)")
-        nic_pairs(fab, t, r.fail)
-        return t
-    stages = r.get("stages", list, [])
-    if not all(isinstance(s, list) and all(isinstance(h, str) for h in s) for s in stages):
-        r.fail("stages", "expected a list of lists of host names")
-    t = Traffic(kind, r.where, hosts=r.names("hosts"), size=r.get("size", int, 1_000_000, bounds=(1, 10**10)),
-                tokens=r.get("tokens", int, 16, bounds=(1, 10_000)), m=r.get("m", int, 4, bounds=(1, 255)),
-                stages=tuple(tuple(s) for s in stages), pace=r.get("pace", float, 0.0, bounds=(0.0, 1.0)),
-                start=start)
-    if kind == "pipeline" and not stages:
-        r.fail(None, "stages is required: a list of lists of hosts")
-    try:
-        collective(fab, t, 0)
-    except ParamError as e:
-        r.fail(None, str(e))
-    return t
-
-
-def iperf_seconds(r: Reader, start: float) -> float:
-    """An iperf3 item's length: `seconds` (default 10), or `stop` - `start`."""
-    seconds = r.get("seconds", float, None, bounds=(1.0, 3600.0))
-    stop = r.get("stop", float, None, bounds=SECONDS)
-    if stop is None:
-        return 10.0 if seconds is None else seconds
-    if stop - start < 1.0:
-        r.fail("stop", f"{stop:g}: must be at least 1 s after start={start:g}")
-    if seconds is not None and abs(start + seconds - stop) > 1e-9:
-        r.fail("stop", f"{stop:g} disagrees with start={start:g} + seconds={seconds:g}: give one of them")
-    return stop - start
-
-
-def nic_pairs(fab, t: Traffic, fail) -> list[tuple]:
-    """The (src NIC, dst NIC) flows of an iperf3 entry: a host is all its NICs, NIC i to NIC i.
-    `fail(key, problem)` raises."""
-    ends = []
-    for key, ref in (("from", t.src), ("to", t.dst)):
-        if ref in fab.hosts:
-            ends.append(list(fab.hosts[ref].nics))
-        elif ref in {n.name for n in fab.nics()}:
-            ends.append([fab.nic(ref)])
-        else:
-            fail(key, f"no host or NIC {ref!r} in this {fab.family} fabric (a host, or a NIC as HOST-nI)")
-    if (t.src in fab.hosts) != (t.dst in fab.hosts):
-        fail("to", "from and to must both be hosts or both be NICs")
-    pairs = list(zip(*ends))
-    if any(a.host == b.host for a, b in pairs):
-        fail("to", "a host does not send to itself over the fabric")
-    return pairs
-
-
-def collective(fab, t: Traffic, n: int):
-    """The Collective an entry describes (the model's own checks: ParamError)."""
-    from testbed.workload import collectives as C
-    hosts = list(t.hosts) or None
-    job = f"{t.kind}-{n}"
-    if t.kind == "allreduce":
-        return C.ring_allreduce(fab, hosts, t.size, job=job)
-    if t.kind == "reduce-scatter":
-        return C.reduce_scatter(fab, hosts, t.size, job=job)
-    if t.kind == "all-gather":
-        return C.all_gather(fab, hosts, t.size, job=job)
-    if t.kind == "all-to-all":
-        return C.all_to_all(fab, hosts, t.size, job=job)
-    if t.kind == "moe":
-        return C.moe_all_to_all(fab, hosts, tokens=t.tokens, m=t.m, job=job)
-    assert t.kind in COLLECTIVES
-    return C.pipeline(fab, [list(s) for s in t.stages], t.size, job=job)
+def read_traffic(r: Reader, fab):
+    """A [[traffic]] table: `kind` (a registered traffic kind), then the kind reads its own keys."""
+    names = traffic_kinds.names()
+    if "kind" not in r.data:
+        r.fail(None, f"kind is required: one of {', '.join(names)}")
+    return traffic_kinds.get(r.get("kind", str, choices=names)).read(r, fab)
 
 
 def read_fault(r: Reader, fab) -> Fault:
     """A [[fault]] table: `kind` (a registered fault kind), `at`, `for` unless the kind times
     itself, and the kind's own arguments, read by the kind (the checks the CLI's `fault` makes)."""
-    from testbed.emulation import fault_registry
-    from testbed.emulation.fault_kinds import FILE_KEYS, ArgProblem
+    from testbed.emulation.faults import registry as fault_registry
+    from testbed.emulation.faults.kinds import FILE_KEYS, ArgProblem
     kind = fault_registry.get(r.get("kind", str, required=True, choices=fault_registry.REGISTRY.names()))
     at = r.get("at", float, required=True, bounds=SECONDS)
     given = {k: v for k, v in r.data.items() if k not in FILE_KEYS}
@@ -264,8 +176,8 @@ def read_fault(r: Reader, fab) -> Fault:
 
 def fault_keys() -> tuple[str, ...]:
     """Every key a [[fault]] table may have: the file's own and every registered kind's arguments."""
-    from testbed.emulation import fault_registry
-    from testbed.emulation.fault_kinds import FILE_KEYS
+    from testbed.emulation.faults import registry as fault_registry
+    from testbed.emulation.faults.kinds import FILE_KEYS
     return tuple(dict.fromkeys([*FILE_KEYS, *(a.name for k in fault_registry.kinds() for a in k.args)]))
 
 
@@ -300,18 +212,19 @@ def watched(fab, item: str, r: Reader | None = None, key: str = "throughput") ->
     return Watched(item, "link", (link.b_intf,), (f"{link.a}->{link.b}", f"{link.b}->{link.a}"))
 
 
-def default_watch(traffic) -> tuple[str, ...]:
-    """With no [measure] throughput: the iperf3 senders."""
-    return tuple(dict.fromkeys(t.src for t in traffic if t.kind == "iperf3"))
+def default_watch(items) -> tuple[str, ...]:
+    """With no [measure] throughput: what the traffic items watch by themselves (iperf3's senders)."""
+    return tuple(dict.fromkeys(w for t in items for w in t.watched()))
 
 
 def check_timing(spec: Spec, top: Reader) -> None:
-    """Faults after the warm-up and, where iperf3 traffic runs (with or without collectives
-    alongside), ending before the last iperf3 flow stops: else a phase has no samples. A
-    collective's length is not known before it runs: with collectives only, faults end within
+    """Faults after the warm-up and, where timed traffic runs (iperf3, with or without collectives
+    alongside), ending before the last timed item stops: else a phase has no samples. A
+    collective's length is not known before it runs: with such traffic only, faults end within
     COLLECTIVE_FAULT_S (a fault at 3000 s would otherwise idle the fabric for 50 minutes)."""
     timed = [t for t in spec.traffic if t.timed]
-    length = max((t.stop for t in timed), default=COLLECTIVE_FAULT_S)
+    length = max((t.end for t in timed), default=COLLECTIVE_FAULT_S)
+    sets = "/".join(dict.fromkeys(t.kind for t in timed))
     for k, f in enumerate(spec.faults, 1):
         r = Reader(spec.path, top.locator, "fault", k, {}, None)
         if timed and f.at < spec.first_start + spec.warm:
@@ -319,6 +232,6 @@ def check_timing(spec: Spec, top: Reader) -> None:
                          f"then {spec.warm:g} s of [measure] warm)")
         if f.end > length:
             r.fail("at",
-                   f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; iperf3 sets the length)"
+                   f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; {sets} sets the length)"
                    if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
                                  f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

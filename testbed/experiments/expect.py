@@ -98,8 +98,8 @@ def read_phase(r, measure: str, faults) -> str:
 
 def read_traffic(r, traffic) -> int:
     k = r.get("traffic", int, required=True, bounds=(1, max(len(traffic), 1)))
-    if traffic[k - 1].timed:
-        r.fail("traffic", f"[[traffic]] {k} is iperf3: busbw is a collective's")
+    if not traffic[k - 1].busbw:
+        r.fail("traffic", f"[[traffic]] {k} is {traffic[k - 1].kind}: busbw is a collective's")
     return k
 
 

@@ -15,44 +15,15 @@ from testbed.core import files
 from testbed.core.compat import tomllib
 from testbed.core.errors import ParamError
 
-COLLECTIVES = ("allreduce", "reduce-scatter", "all-gather", "all-to-all", "moe", "pipeline")
-TRAFFIC_KINDS = ("iperf3", *COLLECTIVES)
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
 TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "fault", "measure", "expect")
 MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
-
-
-@dataclass(frozen=True)
-class Traffic:
-    kind: str
-    where: str                         # "[[traffic]] 1", for messages
-    src: str = ""                      # iperf3: a host or a NIC
-    dst: str = ""
-    streams: int = 1                   # iperf3: per NIC
-    seconds: float = 10.0              # iperf3
-    rate_mbit: float | None = None     # iperf3: cap per stream
-    hosts: tuple[str, ...] = ()        # collectives (empty: every host)
-    size: int = 1_000_000              # collectives: bytes per rank
-    tokens: int = 16                   # moe
-    m: int = 4                         # moe
-    stages: tuple[tuple[str, ...], ...] = ()   # pipeline
-    pace: float = 0.0                  # collectives: pace at this fraction of the fair share
-    start: float = 0.0                 # s after the experiment's clock starts
-    protocol: str = "tcp"              # iperf3: tcp or udp (udp needs rate_mbit)
-
-    @property
-    def timed(self) -> bool:
-        """iperf3 runs for a set time; a collective ends when its bytes are delivered."""
-        return self.kind == "iperf3"
-
-    @property
-    def stop(self) -> float:
-        return self.start + self.seconds
+SECONDS = (0.0, 3600.0)               # a time on the experiment's clock
 
 
 @dataclass(frozen=True)
 class Fault:
-    """A [[fault]] table: a registered fault kind (testbed/emulation/fault_registry.py) with its
+    """A [[fault]] table: a registered fault kind (testbed/emulation/faults/registry.py) with its
     arguments, injected `at` s after the traffic starts and repaired `seconds` (`for`) later, or
     ending by itself when the kind times itself (a flap train)."""
     kind: str
@@ -63,7 +34,7 @@ class Fault:
 
     @property
     def fault_kind(self):
-        from testbed.emulation.fault_registry import get
+        from testbed.emulation.faults.registry import get
         return get(self.kind)
 
     @property
@@ -103,7 +74,7 @@ class Spec:
     settings: dict
     routing: dict
     detector: bool
-    traffic: tuple[Traffic, ...]
+    traffic: tuple                     # of Traffic, each of its kind (testbed/experiments/traffic/)
     faults: tuple[Fault, ...]
     throughput: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
@@ -121,8 +92,9 @@ class Spec:
 
     @property
     def planned(self) -> float:
-        """How long the timed parts last (iperf3 flows, faults): how long probes run, >= 1 s."""
-        ends = [t.stop for t in self.traffic if t.timed] + [f.end for f in self.faults]
+        """How long the timed parts last (traffic whose length is known, such as iperf3 flows, and
+        faults): how long probes run, >= 1 s."""
+        ends = [t.end for t in self.traffic if t.timed] + [f.end for f in self.faults]
         return max([1.0, *ends])
 
 
@@ -220,7 +192,7 @@ def parse(path: str) -> tuple[dict, Locator]:
 def fault_schema() -> dict:
     """The JSON Schema of a [[fault]] table, from the fault registry: docs/experiment.schema.json
     holds this under $defs.fault (tests/unit/test_fault_registry.py keeps the two in step)."""
-    from testbed.emulation.fault_registry import kinds
+    from testbed.emulation.faults.registry import kinds
     seconds = {"type": "number", "minimum": 0.1, "maximum": 3600}
     cases = []
     for kind in kinds():

@@ -1,6 +1,6 @@
 """Reading this machine's ports: interface statistics counters (tx_bytes, rx_bytes, ...) from
 sysfs and queue backlog (bytes in the link's bfifo) from netlink. What portstream.py runs on a
-server, and what testbed.emulation.counters' Sampler reads here (it is a Ports)."""
+server, and what testbed.emulation.net.counters' Sampler reads here (it is a Ports)."""
 from __future__ import annotations
 
 from pathlib import Path

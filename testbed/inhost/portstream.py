@@ -1,5 +1,5 @@
 """Sample this machine's interfaces and stream the samples: what a server runs for a Sampler on
-the machine that drives a fabric across servers (testbed/emulation/cluster_meters.py).
+the machine that drives a fabric across servers (testbed/emulation/cluster/meters.py).
 
     python -m testbed.inhost.portstream --interval 0.1 --counter tx_bytes [--queues]
 

@@ -32,7 +32,7 @@ def ping_pairs(fab, full: bool = False) -> list[tuple]:
     with its square: on each rail, every NIC pings the same-rail NIC of the next host (so every
     NIC sends and answers), and every pair of rails is crossed once where the fabric routes it.
     Every ToR port has already carried its NIC's announcement to the controller (readiness).
-    The shell's pingall samples otherwise, on purpose (testbed.cli.shell_mininet.pingall_pairs)."""
+    The shell's pingall samples otherwise, on purpose (testbed.cli.shell.mininet.pingall_pairs)."""
     nics = fab.nics()
     if full or len(nics) <= ALL_PAIRS_UP_TO:
         return fab.routed_pairs()

@@ -1,6 +1,6 @@
 """Measurement: per-port bytes and rates, queue length, failover gaps, CPU headroom.
 
-Port counters and queue backlogs are sampled by testbed.emulation.counters (Sampler, through
+Port counters and queue backlogs are sampled by testbed.emulation.net.counters (Sampler, through
 `emu.sampler`: it knows where the ports live); this module adds what is computed from them.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from testbed.core.cpuwindow import cpu_times  # noqa: F401  (re-exported)
 from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation.build import Emulation
-from testbed.emulation.counters import Sampler, counter, rates, summed_rates  # noqa: F401  (re-exported)
+from testbed.emulation.net.counters import Sampler, counter, rates, summed_rates  # noqa: F401  (re-exported)
 from testbed.model.fabric import Nic
 
 

@@ -81,7 +81,7 @@ class ProbeRun:
         self.result = {**json.loads(out.strip().splitlines()[-1]), "t0": self.t0}
 
     def stop(self) -> None:
-        from testbed.emulation.runstate import kill_pid
+        from testbed.emulation.run.runstate import kill_pid
         if self.proc is not None and self.proc.poll() is None:
             kill_pid(self.proc.pid, MARKER)
         if self.proc is not None:

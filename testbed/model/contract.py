@@ -3,21 +3,25 @@ agree on across the process boundary.
 
 * The switches' pipeline the controller programs and the testbed reads back (ovs-ofctl dumps,
   `routes` in the CLI, traces): table numbers, rule priorities, the cookie of per-flow rules.
+* The rule keys: what names each rule the controller keeps in table 1 (RouteKey, CoreKey,
+  FlowKey), from the policies that compute them (a Tracker's per-flow rules) to the OpenFlow
+  encoding (controller/switch.py).
 * The probe ethertype: frames of it are wiring probes (testbed/measure/wiring.py), which every
   switch reports to the controller where they came in and forwards no further.
-* The status record the controller writes to the run's status file (controller/app.py) and the
-  testbed polls (testbed/emulation/build.py, watchdog.py): ControllerStatus, as JSON.
+* The status record the controller writes to the run's status file (controller/rulestate.py)
+  and the testbed polls (testbed/emulation/build.py, watchdog.py): ControllerStatus, as JSON.
 
-Pure: constants and one dataclass, importable from the controller and from every layer of the
-testbed.
+Pure: constants, the rule keys and one dataclass, importable from the controller and from every
+layer of the testbed.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
+from typing import NamedTuple
 
 # ---- pipeline ----
 TABLE_CLASSIFY, TABLE_FORWARD = 0, 1
-# a user's app beside ours (testbed/emulation/controller_app.py) owns table 2 and on: what
+# a user's app beside ours (testbed/emulation/control/apps.py) owns table 2 and on: what
 # table 1 does not route goes there (a miss rule, only then); tables 0 and 1 and groups are ours
 TABLE_USER = 2
 # table 0 (classify): what goes to the controller, the rest on to table 1
@@ -28,6 +32,35 @@ FLOW_COOKIE = 0x5EED_F10E          # marks per-flow rules (their counters are po
 PROBE_ETHERTYPE = 0x88B5           # IEEE local experimental: the wiring check's probes (postcards)
 
 Port = tuple[str, int]             # (switch, OpenFlow port)
+
+
+# ---- rule keys: one rule of table 1 each (tuples: cheap to hash by the ten thousand; their
+# shapes differ, so keys of two kinds never compare equal) ----
+class RouteKey(NamedTuple):
+    """The /32 route toward `ip` on `switch`; its value is a routing.Route."""
+    switch: str
+    ip: str
+    kind = "route"
+
+
+class CoreKey(NamedTuple):
+    """A per-port core rule: on `switch`, toward `ip`, entering on `in_port`; its value is a
+    policies.CoreRule."""
+    switch: str
+    in_port: int
+    ip: str
+    kind = "core"
+
+
+class FlowKey(NamedTuple):
+    """A per-flow rule on `switch` (a policy's Tracker wants it); its value is the output port
+    (int: the flow is pinned) or the routing.Route to follow (a rule that only counts)."""
+    switch: str
+    flow: tuple                    # a policies.FiveTuple
+    kind = "flow"
+
+
+RuleKey = RouteKey | CoreKey | FlowKey
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,10 @@ def check_size(params: Params, size: Size, limit: Limit) -> None:
 
 def check_ports(params: Params) -> None:
     """Every switch's cables fit its radix (the same rule Fabric.validate checks when built)."""
+    radix = params.switch_radix()
     for role, (down, up) in params.ports().items():
-        if down + up > params.radix:
-            raise ParamError(f"radix={params.radix}: a {role} switch needs {down + up:,} ports "
+        if down + up > radix:
+            raise ParamError(f"radix={radix}: a {role} switch needs {down + up:,} ports "
                              f"({down:,} down, {up:,} up); raise radix or reduce the fan-out")
 
 

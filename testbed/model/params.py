@@ -53,6 +53,10 @@ class Params:
     def rules(self) -> None:
         """The family's rules between parameters (ParamError); none here."""
 
+    def switch_radix(self) -> int:
+        """The ports per switch the fabric is held to: `radix` (a topology file sets its own)."""
+        return self.radix
+
     def ports(self) -> dict[str, tuple[int, int]]:
         """role -> (ports down, ports up) of the busiest switch of that role."""
         raise NotImplementedError

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 
 from testbed.core.errors import ParamError
-from testbed.emulation.hostnet import nic_device
+from testbed.emulation.net.hostnet import nic_device
 from testbed.model.fabric import Fabric, Nic
 
 PLACEMENTS = ("nic", "host")

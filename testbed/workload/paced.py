@@ -99,7 +99,7 @@ class PacedLoad:
         return list(zip(counts["sent"], counts["dropped"]))
 
     def stop(self) -> None:
-        from testbed.emulation.processes import kill_pid
+        from testbed.emulation.run.processes import kill_pid
         if self.proc is not None and self.proc.poll() is None:
             kill_pid(self.proc.pid, MARKER)
             self.proc.wait()

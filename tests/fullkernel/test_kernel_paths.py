@@ -10,11 +10,11 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import system
 from testbed.emulation.build import Emulation
 from testbed.emulation.detectors import Detectors
-from testbed.emulation.faults import Faults
-from testbed.emulation.shaping import shaping_lines
+from testbed.emulation.faults.inject import Faults
+from testbed.emulation.net import system
+from testbed.emulation.net.shaping import shaping_lines
 from testbed.measure import checks
 from testbed.model import make_fabric
 from testbed.workload import traffic

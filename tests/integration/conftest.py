@@ -11,8 +11,9 @@ import sys
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
 from testbed.emulation.build import Options
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 from testbed.pytest_plugin import leftovers, running
 
@@ -104,18 +105,17 @@ def wait_for_headroom(timeout: float = 240) -> None:
 
 
 def run_until_valid(*args: str, tries: int = 3, timeout: float = 400):
-    """`hpn-testbed run ARGS --json`, again (at most `tries` times) while a result is invalid: a
-    run on a saturated CPU measured the emulator, not the fabric. Returns (process, results)."""
+    """`hpn-testbed run ARGS --json --retries TRIES-1`: the testbed runs a scenario again (at most
+    `tries` runs in all) while its result is invalid, a run on a saturated CPU having measured the
+    emulator, not the fabric. Returns (process, results)."""
     import json
     import subprocess
     import sys
-    for _ in range(tries):
-        wait_for_headroom(240)
-        proc = subprocess.run([sys.executable, "-m", "testbed", "run", *args, "--json"], check=False,
-                              capture_output=True, text=True, timeout=timeout)
-        results = json.loads(proc.stdout or '{"result": []}').get("result") or []
-        if results and all(r.get("verdict") != "invalid" for r in results):
-            break
+    wait_for_headroom(240)
+    proc = subprocess.run([sys.executable, "-m", "testbed", "run", *args, "--retries", str(tries - 1),
+                           "--json"], check=False, capture_output=True, text=True,
+                          timeout=timeout * tries)
+    results = json.loads(proc.stdout or '{"result": []}').get("result") or []
     return proc, results
 
 

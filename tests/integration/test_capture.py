@@ -1,6 +1,8 @@
 """`hpn-testbed ps` and `capture` on a fabric that another process runs (`up`): ps lists it with
 its id; capture writes a pcap that scapy reads, holding the frames a ping sent; Ctrl-C ends a
-capture cleanly (exit 0, a readable file) and no tcpdump is left."""
+capture cleanly (exit 0, a readable file) and no tcpdump is left. The capture file follows the
+rules of every output (issue 39): a new file unless --force, never through a link; the filter
+is an expression only, never options for tcpdump (a second `-w` past every check)."""
 import json
 import os
 import signal
@@ -24,13 +26,15 @@ def clos3_up():
 
 
 def tcpdumps_writing(path: Path) -> list[int]:
+    """The tcpdumps writing `path` (through `-w -`: their stdout is that file)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            out = os.readlink(f"/proc/{pid}/fd/1")
         except OSError:
             continue
-        if b"tcpdump" in cmd and str(path).encode() in cmd:
+        if b"tcpdump" in cmd and out == str(path):
             found.append(int(pid))
     return found
 
@@ -81,3 +85,57 @@ def test_ctrl_c_ends_a_capture_and_leaves_no_tcpdump(clos3_up, tmp_path):
     assert cap.returncode == 0, err
     assert len(rdpcap(str(pcap))) >= 4
     assert not tcpdumps_writing(pcap)
+
+
+def capture(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*TESTBED, "capture", "p0e0h0-n0p0", "-c", "1", *args], capture_output=True,
+                          text=True, timeout=60, check=False, cwd=cwd)
+
+
+def test_the_capture_file_is_new_never_a_link_and_the_filter_never_an_option(clos3_up, tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    (tmp_path / "link.pcap").symlink_to(victim)
+    for args, why in [(["--filter=-w" + str(tmp_path / "evil.pcap")], "a filter expression"),
+                      (["--filter", " -w /etc/passwd", "-w", str(tmp_path / "new.pcap")],
+                       "a filter expression"),
+                      (["-w", ""], "is empty"), (["-w", str(victim)], "exists (give --force"),
+                      (["-w", "/etc/passwd"], "exists (give --force"),
+                      (["-w", str(tmp_path / "link.pcap"), "--force"], "symbolic link")]:
+        res = capture(*args)
+        assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1, (args, res)
+        assert why in res.stderr, (args, res.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.pcap", "victim"]
+    assert victim.read_text() == "keep me" and not tcpdumps_writing(victim)
+    pcap = tmp_path / "again.pcap"
+    pcap.write_text("an earlier capture")
+    cap = subprocess.Popen([*TESTBED, "capture", "p0e0h0-n0p0", "-c", "2", "-w", str(pcap), "--force",
+                            "--filter", "icmp"], stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    ping(clos3_up, "p0e0h0", "10.0.3.2", 2)
+    _, err = cap.communicate(timeout=30)
+    assert cap.returncode == 0, err
+    from scapy.all import rdpcap
+    assert len(rdpcap(str(pcap))) == 2 and not pcap.is_symlink()
+
+
+def test_a_filter_tcpdump_refuses_leaves_no_file(clos3_up, tmp_path):
+    res = capture("-w", str(tmp_path / "x.pcap"), "--filter", "no such ( filter")
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert not (tmp_path / "x.pcap").exists()
+
+
+def test_another_user_is_told_root_is_needed_while_a_fabric_runs(clos3_up, as_nobody, tmp_path):
+    """Issue 39: as nobody, `ps` and `capture` said "no fabric is running" while one was up. Now
+    `ps` says root is needed (or, for a user who may read the run state, shows the fabric) and
+    `capture` says it needs root."""
+    tmp_path.chmod(0o755)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "200"}
+    for argv in (["ps"], ["capture", "p0e0h0-n0p0", "-c", "1"]):
+        res = subprocess.run([*as_nobody, *TESTBED, *argv], capture_output=True, text=True, timeout=60,
+                             check=False, cwd=tmp_path, env=env)
+        assert "no fabric" not in res.stdout + res.stderr and "Traceback" not in res.stderr, (argv, res)
+        if res.returncode == 0:
+            assert argv == ["ps"] and clos3_up.run_id in res.stdout, res
+        else:
+            assert res.returncode == 2 and "root" in res.stderr, (argv, res)

@@ -8,13 +8,22 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, runstate
+from testbed.emulation import cpu_precedence
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 
 pytestmark = pytest.mark.integration
 FOREIGN = "hpntestforeign0"   # a bridge this test makes itself, standing in for the user's own
 
 
+def ovs_cpu_settings() -> dict[int, tuple[str, int]]:
+    """Each thread of Open vSwitch's daemons: its cgroups and nice value (cpu_precedence.py)."""
+    return {tid: (open(f"/proc/{pid}/task/{tid}/cgroup").read(), os.getpriority(os.PRIO_PROCESS, tid))
+            for pid in cpu_precedence.daemons().values() for tid in cpu_precedence.threads(pid)}
+
+
 def test_clean_removes_a_killed_run_and_only_that():
+    ovs_before = ovs_cpu_settings()
     sh.run(["ovs-vsctl", "--may-exist", "add-br", FOREIGN, "--", "set", "bridge", FOREIGN,
             "datapath_type=netdev"])
     proc = subprocess.Popen([sys.executable, "-m", "testbed", "up", "mrft"],
@@ -41,6 +50,10 @@ def test_clean_removes_a_killed_run_and_only_that():
         assert not [i for i in state.data["root_intfs"] if i in names]
         assert not state.dir.exists()
         assert FOREIGN in netdevs.all_bridges()      # not ours: untouched
+        groups = [k[len(cpu_precedence.GROUP):] for k in state.data["knobs"]
+                  if k.startswith(cpu_precedence.GROUP)]
+        assert not [g for g in groups if os.path.exists(g)], "the run's cgroup is left"
+        assert {t: v for t, v in ovs_cpu_settings().items() if t in ovs_before} == ovs_before
     finally:
         if proc.poll() is None:
             proc.kill()

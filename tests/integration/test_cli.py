@@ -4,7 +4,8 @@ import sys
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 
 pytestmark = pytest.mark.integration
 

@@ -42,6 +42,21 @@ class CrashingSwitch(LearningSwitch):
 '''
 
 
+HANGING = '''"""A learning switch whose SwitchFeatures handler never returns (a busy loop)."""
+from os_ken.controller import ofp_event
+from os_ken.controller.handler import CONFIG_DISPATCHER, set_ev_cls
+
+from l2_switch import LearningSwitch
+
+
+class HangingSwitch(LearningSwitch):
+    @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
+    def switch_features_handler(self, ev):
+        while True:
+            pass
+'''
+
+
 def checks_of(done) -> dict:
     assert done.returncode == 0, done.stdout + done.stderr
     return {c["name"]: c for c in json.loads(done.stdout)["result"]["checks"]}
@@ -88,3 +103,16 @@ def test_the_example_app_beside_ours_passes_the_checks(tmp_path):
     assert len(re.findall(r"counter: switch \w+ connected", text)) == 3, text[-3000:]   # every switch
     assert "counter: 1 packet-ins from 1 switches" in text, text[-3000:]      # ARP, probes
     assert re.search(r"counter: switch \w+ port \d+ \(leaf0-eth1\) up", text), text[-3000:]
+
+
+def test_a_users_app_whose_handler_loops_is_named_hung(tmp_path):
+    """Liveness comes from the apps' event loops: a handler that never returns stops the
+    heartbeat although the heartbeat's thread and os-ken's own apps go on."""
+    (tmp_path / "hanging.py").write_text(HANGING)
+    env = dict(os.environ, PYTHONPATH=str(EXAMPLES), HPN_KEEP_DIR=str(tmp_path / "kept"))
+    done = subprocess.run([*TESTBED, "up", *TREE, "--controller-app", str(tmp_path / "hanging.py"),
+                           "--check"], capture_output=True, text=True, timeout=300, env=env)
+    out = done.stdout + done.stderr
+    assert done.returncode == 1 and "the controller is hung" in out, out
+    from testbed.emulation.run import runstate
+    assert not list(runstate.runs()), "the run's state is left"

@@ -9,7 +9,7 @@ import pytest
 from testbed.core.wait import wait_for
 from testbed.emulation.build import Emulation, Options
 from testbed.emulation.detectors import MARKER as DETECTOR_MARKER
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 from testbed.model import make_fabric
 from testbed.model.fabric import GATEWAY_IP
 from testbed.workload import traffic

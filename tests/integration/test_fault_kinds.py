@@ -4,9 +4,9 @@ through the registry, as the CLI's `fault` command and an experiment file would 
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import fault_registry
-from testbed.emulation.fault_kinds import PORT, Arg, FaultKind
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
+from testbed.emulation.faults.kinds import PORT, Arg, FaultKind
 
 pytestmark = [pytest.mark.integration, pytest.mark.hpn_fabric("hpn")]   # the plugin's fixtures
 

@@ -3,8 +3,8 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import hostnet
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
+from testbed.emulation.net import hostnet
 from testbed.measure.meters import GapProbe
 from testbed.workload import traffic
 

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,9 @@ import time
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, processes, runstate
-from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.control.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import processes, runstate
 from testbed.model import make_fabric
 from testbed.workload import traffic
 

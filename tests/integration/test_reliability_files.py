@@ -1,7 +1,7 @@
 """Reliability, second pass (issue 24): reports stay inside --out and never follow a symlink, the
 one-fabric lock and `clean` do not move with HPN_RUN_DIR, device and FIFO inputs are refused at
 once and small, and a controller stopped with SIGSTOP is noticed within a second (by its
-heartbeat, testbed/emulation/controller.py): `up` tears down, a scenario reports invalid."""
+heartbeat, testbed/emulation/control/controller.py): `up` tears down, a scenario reports invalid."""
 from __future__ import annotations
 
 import json
@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, runstate
-from testbed.emulation.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.control.controller import MARKER as CONTROLLER_MARKER
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 from .conftest import TESTBED, finish, run_of, start_up, state_leftovers
@@ -116,6 +117,41 @@ def test_a_symlink_planted_during_the_run_is_replaced_not_followed(tmp_path):
     assert not report.is_symlink() and json.loads(report.read_text())["scenario"] == "nic0-link-down"
     assert not (out / "nic0-link-down.png").is_symlink()
     assert not [p for p in out.iterdir() if p.name.startswith(".")]        # no temporary left
+
+
+def test_the_out_directory_is_never_a_link_before_or_during_the_run(tmp_path):
+    """Issue 39: `ln -s TARGET shared/out` by another user in a world-writable `shared/` is
+    refused before the run; the out directory swapped for a link while the run measures (root
+    could, no one else can once the path passed the checks) is not written through: the run
+    says so in one line, and the link's target stays as it was."""
+    victim = tmp_path / "victimdir"
+    victim.mkdir()
+    (victim / "keep").write_text("keep me")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (shared / "out").symlink_to(victim)
+    exp = tmp_path / "short.toml"
+    exp.write_text(SHORT)
+    res, _, _ = refused(["run", str(exp), "--out", str(shared / "out")])
+    assert res.returncode == 2 and res.stdout == "" and res.stderr.count("\n") == 1, res
+    assert "is open to other users" in res.stderr
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*TESTBED, "run", str(exp), "--json", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        wait_for("the run's state", lambda: run_of_live(proc), 60)
+        wait_for("--out", out.is_dir, 60)
+        out.rename(tmp_path / "moved")
+        out.symlink_to(victim)
+        _, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1 and "a symbolic link" in stderr and "Traceback" not in stderr, stderr
+    assert sorted(os.listdir(victim)) == ["keep"] and (victim / "keep").read_text() == "keep me"
+    assert run_of(proc.pid) is None                      # torn down all the same
 
 
 # ---- the lock and `clean` across run roots ----

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 
 from .conftest import run_until_valid, sets
 

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 
 from .conftest import run_until_valid, wait_for_headroom
 

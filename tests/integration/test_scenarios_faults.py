@@ -10,8 +10,9 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import wait_for
-from testbed.emulation import netdevs, runstate
-from testbed.emulation.controller import PROJECT
+from testbed.emulation.control.controller import PROJECT
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 pytestmark = pytest.mark.integration

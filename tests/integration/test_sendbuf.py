@@ -1,12 +1,12 @@
-"""Open vSwitch's send buffer on a running fabric (testbed/emulation/sendbuf.py), asked for: on
+"""Open vSwitch's send buffer on a running fabric (testbed/emulation/net/sendbuf.py), asked for: on
 the userspace datapath raised to what the switch ports' queues hold while the fabric is up, and
 back to what it was once it is down; left alone on the kernel datapath, and when not asked."""
 from pathlib import Path
 
 import pytest
 
-from testbed.emulation import sendbuf
 from testbed.emulation.build import Emulation, Options
+from testbed.emulation.net import sendbuf
 from testbed.model import make_fabric
 
 pytestmark = pytest.mark.integration

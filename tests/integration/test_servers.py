@@ -18,7 +18,9 @@ import pytest
 
 from testbed.core import sh
 from testbed.core.wait import sleep_until, wait_for
-from testbed.emulation import netdevs, runstate, servers
+from testbed.emulation.cluster import servers
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 from testbed.model.placement import place
 
@@ -208,8 +210,8 @@ def test_a_failed_cut_link_reroutes_and_the_flow_goes_on(two_servers):
     """A TCP flow from a host on one server to one on the other, over tier 3; the cut uplink its
     trace takes fails mid-flow: the trace moves to another link, the flow keeps delivering."""
     from testbed.emulation.build import Emulation
-    from testbed.emulation.cluster import ClusterSite
-    from testbed.emulation.faults import Faults
+    from testbed.emulation.cluster.site import ClusterSite
+    from testbed.emulation.faults.inject import Faults
     from testbed.emulation.trace import emulation_trace
     from testbed.measure.checks import farthest_pair
     from testbed.workload import traffic

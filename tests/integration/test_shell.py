@@ -15,7 +15,7 @@ import pexpect
 import pytest
 
 from testbed.core.wait import wait_for
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 from testbed.model import make_fabric
 
 from .conftest import run_of, state_leftovers
@@ -115,6 +115,8 @@ def test_mininet_and_testbed_commands_work_on_multi_nic_hosts(session):
     listed = s.type("help")
     assert all(re.search(rf"^  {c} ", listed, re.MULTILINE) for c in
                ("trace", "fault", "rates", "queues", "routes", "check", "pingall", "iperf")), listed
+    kinds = s.type("help fault")          # the fault registry's kinds, each with its usage
+    assert all(f"fault {k} " in kinds for k in ("link-down", "flap", "one-way", "switch-down")), kinds
 
     # pingall: each NIC to the same-rail NIC of every other host
     pairs = len(fab.nics()) * (len(fab.hosts) - 1)

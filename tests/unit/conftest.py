@@ -74,9 +74,10 @@ def trip_past_checks(monkeypatch) -> None:
     scenario or starting any process raises Tripped (which no handler of the CLI catches), and
     the CLI leaves pytest's signal handlers alone."""
     import scenarios
-    from scenarios.kit.base import Scenario
     from testbed.core import interrupts
-    from testbed.emulation import build, runstate
+    from testbed.emulation import build
+    from testbed.emulation.run import runstate
+    from testbed.scenario.base import Scenario
     scenarios.all_scenarios()            # import them before processes are forbidden
 
     def tripwire(*args, **kwargs):
@@ -91,7 +92,7 @@ def trip_past_checks(monkeypatch) -> None:
 def fake_run(root) -> None:
     """A running hpn fabric's state under `root`, owned by our parent process (so `trace` takes
     it as live): every case is refused before any host or switch is asked."""
-    from testbed.emulation import processes, runstate
+    from testbed.emulation.run import processes, runstate
     run = root / "fake"
     run.mkdir(parents=True)
     parent = os.getppid()
@@ -105,11 +106,11 @@ def fake_run(root) -> None:
 def snapshot_registries():
     """Every registry a plug-in can add to, and the plug-in loader's memory, as they are now:
     call the returned function to put them back (what a test's plug-ins registered is gone)."""
-    from scenarios import registry as scenario_registry
     from testbed.core import entrypoints, plugins
-    from testbed.emulation import fault_registry
+    from testbed.emulation.faults import registry as fault_registry
     from testbed.model import families
     from testbed.model.policies import registry as policy_registry
+    from testbed.scenario import registry as scenario_registry
     saved = [(d, dict(d)) for d in (families.FAMILIES, scenario_registry.PLUGGED,
                                     policy_registry._POLICIES, fault_registry.REGISTRY.kinds,
                                     plugins._loaded)]

@@ -77,7 +77,7 @@ def test_layer_of_names_every_package():
     assert layer_of("testbed.cli") == "top"
     assert layer_of("testbed.experiments.runner") == "top"
     assert layer_of("testbed.inhost.agent") == "testbed.inhost"
-    assert layer_of("scenarios.kit.base") == "top"
+    assert layer_of("testbed.scenario.base") == "top"
     assert layer_of("controller.app") == "controller"
     assert layer_of("mininet.net") is None
 
@@ -191,3 +191,62 @@ def test_the_cycle_check_counts_lazy_imports(tmp_path):
     graph = {n: module_imports(tmp_path / f"{n[-1]}.py", n, known) for n in known}
     assert graph == {"testbed.a": {"testbed.b"}, "testbed.b": {"testbed.a"}}
     assert cycles(graph) == [["testbed.a", "testbed.b"]]
+
+
+ROOMS = {"cluster": "one fabric across servers", "faults": "fault kinds and their injection",
+         "control": "the controller process, users' apps, the watchdog",
+         "run": "a run's bookkeeping: state, processes, listing, teardown, keep",
+         "net": "this machine's kernel plumbing"}
+MAX_TOP_MODULES = 12
+
+
+def test_the_emulation_is_in_rooms():
+    """testbed/emulation/: the builder at the top (at most 12 modules), everything else in a room
+    whose name says what it holds; no module outside the rooms and the top."""
+    emulation = ROOT / "testbed" / "emulation"
+    top = sorted(p.name for p in emulation.glob("*.py"))
+    assert len(top) <= MAX_TOP_MODULES, f"{len(top)} modules at the top of testbed/emulation: {top}"
+    rooms = sorted(p.name for p in emulation.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert rooms == sorted(ROOMS), rooms
+    for room in ROOMS:
+        assert (emulation / room / "__init__.py").read_text().startswith('"""'), f"{room}: say what it holds"
+        assert not [p for p in (emulation / room).iterdir() if p.is_dir() and p.name != "__pycache__"]
+
+
+def test_only_the_cluster_room_reads_a_run_spread_over_servers():
+    """What a cluster run recorded is the cluster room's to read (cluster/parts.py: spread,
+    teardown_step, attached); teardown, trace and capture ask it. The state file's one reader
+    (run/runstate.py) checks the field's type, as it does every field's."""
+    readers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "testbed").rglob("*.py")
+                     if "emulation/cluster" not in str(p) and not str(p).endswith("run/runstate.py")
+                     and ('data.get("servers")' in p.read_text() or 'data["servers"]' in p.read_text()))
+    assert not readers, readers
+
+
+def test_no_class_attribute_holds_a_run():
+    """A host's run state is its own (FabricHost(run_state=...)), not a class attribute the
+    builder sets for every host of every run."""
+    from testbed.emulation.hosts import FabricHost
+    assert "run_state" not in vars(FabricHost)
+
+
+@pytest.mark.parametrize("name,path", [(n, p) for n, p in modules() if n.startswith("testbed")],
+                         ids=lambda x: str(x))
+def test_the_library_imports_nothing_of_the_claims(name, path):
+    """testbed/ is the library the claims (scenarios/) are written with: it finds them by name
+    (testbed/scenario/catalog.py), as it finds a plug-in's, and imports none of them."""
+    wrong = sorted(t for t in imported(path, name) if t.split(".")[0] == "scenarios")
+    assert not wrong, f"{name} imports {wrong}"
+
+
+def test_the_validity_rule_has_one_home():
+    """testbed/measure/validity.py alone compares a busy figure with BUSY_LIMIT; a judge states its
+    busy figures once (Judgement(busy=...)), never as a second cpu_busy= beside its verdict."""
+    for name, path in modules():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Judgement":
+                assert "cpu_busy" not in {k.arg for k in node.keywords}, f"{name}: Judgement(cpu_busy=)"
+            if isinstance(node, ast.Compare) and name != "testbed.measure.validity":
+                names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
+                assert "BUSY_LIMIT" not in names, f"{name} applies the validity rule itself"

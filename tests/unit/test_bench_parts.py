@@ -29,15 +29,15 @@ def test_the_ceiling_is_the_busiest_valid_run_and_an_invalid_one_does_not_count(
 
 
 def test_headroom_reads_each_scenarios_verdict_and_busiest_cpu_figure():
-    results = [{"scenario": "a", "verdict": "reproduced", "figures": {"runs": [{"cpu_busy": 0.4},
-                                                                               {"cpu_busy": 0.7}]}},
-               {"scenario": "b", "verdict": "invalid", "figures": {}}]
+    results = [{"scenario": "a", "verdict": "reproduced",
+                "figures": {"runs": [{"cpu_busy": 0.4}, {"cpu_busy": 0.9}], "cpu_busy_judged": 0.7}},
+               {"scenario": "b", "verdict": "invalid", "figures": {"cpu_busy": 0.95}}]
     assert headroom.rows(results) == {"a": ("reproduced", 0.7, True), "b": ("invalid", None, False)}
 
 
 def test_headroom_counts_a_repeated_scenario_reproduced_only_when_every_run_was():
     run = lambda verdict, busy: {"scenario": "a", "verdict": verdict,   # noqa: E731
-                                 "figures": {"cpu_busy": [busy]}}
+                                 "figures": {"cpu_busy": [busy], "cpu_busy_judged": busy}}
     summaries = [{"scenario": "a", "results": [run("reproduced", 0.5), run("reproduced", 0.6)]},
                  {"scenario": "b", "results": [run("reproduced", 0.5), run("invalid", 0.95)]}]
     assert headroom.rows(summaries) == {"a": ("2 of 2 reproduced", 0.6, True),

@@ -1,6 +1,6 @@
-"""The Linux bond layer3+4 hash (testbed/emulation/hostnet.py) and how route answers use it."""
-from testbed.emulation.hostnet import layer34_slave
+"""The Linux bond layer3+4 hash (testbed/emulation/net/hostnet.py) and how route answers use it."""
 from testbed.emulation.hosts import route_get_devs
+from testbed.emulation.net.hostnet import layer34_slave
 
 
 def reference(src_ip, dst_ip, sport, dport, count):

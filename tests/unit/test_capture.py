@@ -35,3 +35,14 @@ def test_a_switch_port_and_a_cable(hpn):
 def test_unknown_ports_are_refused(hpn, port):
     with pytest.raises(ParamError):
         capture.locate(hpn, port)
+
+
+def test_the_filter_reaches_tcpdump_as_an_expression_only(hpn):
+    """`--filter=-w/x.pcap` once reached tcpdump as options (a second -w, as root): the filter
+    comes after `--`, and one that starts with `-` is refused."""
+    where = capture.locate(hpn, "p0s0h0-n0p0")
+    argv = capture.tcpdump_argv(where, 4242, "-", 1, "icmp or arp")
+    assert argv[-2:] == ["--", "icmp or arp"] and argv.index("--") > argv.index("-c")
+    for bad in ("-w/tmp/x.pcap", " -w /etc/passwd", "--version", "-Z nobody"):
+        with pytest.raises(ParamError, match="a filter expression"):
+            capture.tcpdump_argv(where, 4242, None, 1, bad)

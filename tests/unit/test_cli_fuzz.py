@@ -15,7 +15,7 @@ import typing
 import pytest
 
 from testbed.cli import main
-from testbed.emulation import runstate
+from testbed.emulation.run import runstate
 from testbed.model import FAMILIES
 from testbed.model.params import _target
 
@@ -142,6 +142,12 @@ CAPTURE = [
     ["capture", "p0s0h0-n0p0,p0s0r1t1-eth9"], ["capture", "a,b"], ["capture", ","],
     ["capture", "p0s0h0-n0p0", "--fabric", "nosuch"], ["capture", "p0s0h0-n0p0", "--fabric", ""],
     ["capture", "p0s0h0-n0p0", "--bogus"], ["capture", "p0s0h0-n0p0", "extra"],
+    ["capture", "p0s0h0-n0p0", "-w", ""], ["capture", "p0s0h0-n0p0", "-w", "{file}"],
+    ["capture", "p0s0h0-n0p0", "-w", "/etc/passwd"], ["capture", "p0s0h0-n0p0", "--force"],
+    ["capture", "p0s0h0-n0p0", "-w", "{tmp}/"], ["capture", "p0s0h0-n0p0", "-w", "{tmp}/.hidden.pcap"],
+    ["capture", "p0s0h0-n0p0", "--filter=-w{tmp}/x.pcap"], ["capture", "p0s0h0-n0p0", "--filter=-Z nobody"],
+    ["capture", "p0s0h0-n0p0", "-w", "{tmp}/x.pcap", "--filter", " -w /etc/passwd"],
+    ["capture", "p0s0h0-n0p0", "-w", "{tmp}/x\u202e.pcap"],
 ]
 
 CASES = [*parameter_cases(), *rule_cases(), *ROUTING, *TRACE, *OUTPUTS, *ARGUMENTS, *COMBINATIONS, *PS,

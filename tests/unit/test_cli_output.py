@@ -42,7 +42,8 @@ def test_json_output_through_head_has_no_traceback(argv, tmp_path):
 def test_one_envelope(argv, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(interrupts, "install", lambda: None)
     monkeypatch.setenv("HPN_RUN_DIR", str(tmp_path / "runs"))
-    from testbed.emulation import runstate, system
+    from testbed.emulation.net import system
+    from testbed.emulation.run import runstate
     monkeypatch.setattr(runstate, "ROOT", tmp_path / "runs")
     monkeypatch.setattr(system, "ovs_running", lambda: True)   # no `ovs-vsctl show` (conftest)
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]

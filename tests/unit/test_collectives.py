@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 
 from testbed.core.errors import ParamError
-from testbed.emulation import counters
+from testbed.emulation.net import counters
 from testbed.model import make_fabric
 from testbed.workload import collectives as C
 from testbed.workload.collectives import delivery, patterns

@@ -10,8 +10,9 @@ import pytest
 
 from controller.switch import SwitchWriter
 from testbed.core.errors import ParamError
-from testbed.emulation import controller_app, hostnet
-from testbed.emulation.controller import ControllerProcess
+from testbed.emulation.control import apps as controller_app
+from testbed.emulation.control.controller import ControllerProcess
+from testbed.emulation.net import hostnet
 from testbed.model import make_fabric
 from testbed.model.contract import TABLE_FORWARD, TABLE_USER
 

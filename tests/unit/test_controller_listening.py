@@ -2,7 +2,7 @@
 its Unix socket; a socket bound but not yet listening, or another path, is not it."""
 import socket
 
-from testbed.emulation.controller import ControllerProcess
+from testbed.emulation.control.controller import ControllerProcess
 
 
 def test_listening_means_a_listening_unix_socket_at_the_controllers_path(tmp_path):

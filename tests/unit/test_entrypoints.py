@@ -11,12 +11,12 @@ import pytest
 import scenarios
 from testbed.cli import main
 from testbed.core import entrypoints
-from testbed.emulation import fault_registry
+from testbed.emulation.faults import registry as fault_registry
 from testbed.model import families, policies
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = '''
-from testbed.emulation.fault_kinds import FaultKind
+from testbed.emulation.faults.kinds import FaultKind
 from testbed.model.policies import RoutingPolicy
 
 class Noop(FaultKind):

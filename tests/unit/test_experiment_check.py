@@ -92,6 +92,16 @@ MALFORMED = [
     ("an rtt key on a loss", BASE + EXPECT + 'from = "p0s0h0-n0"\n', "from: not a key of a loss expectation",
      True),
     ("min above max", BASE + EXPECT + "max = 0.05\n", "is below min", False),
+    # testbed/experiments/limits.py
+    ("a throughput item twice", edit('throughput = ["p0s0h0"]', 'throughput = ["p0s0h0", "p0s0h0"]'),
+     "throughput: 'p0s0h0' is listed twice", False),
+    ("the same link-down twice at once", BASE + '[[fault]]\nat = 5.0\nkind = "link-down"\n'
+     'port = "p0s0h0-n0p0"\nfor = 1.0\n', "[[fault]] 2: at: link-down p0s0h0-n0p0 from 5 s overlaps", False),
+    ("a bidi override in the name", edit('name = "nic0-link-down"', 'name = "nic0-\u202egnp.exe"'),
+     "U+202E", False),
+    ("a bidi override in the description", edit('name = "nic0-link-down"',
+                                                'name = "x"\ndescription = "safe \u202e txet"'),
+     "description: holds U+202E (RIGHT-TO-LEFT OVERRIDE)", False),
 ]
 
 
@@ -179,3 +189,21 @@ def test_check_as_an_unprivileged_user(as_nobody):
         assert proc.returncode == 2 and proc.stdout == "" and len(proc.stderr.splitlines()) == 1, proc.stderr
         assert "nics=0: must be between 1 and 256" in proc.stderr
         assert sorted(os.listdir(tmp)) == ["bad.toml"]
+
+
+def every_pair() -> str:
+    """Every NIC pair across hosts of the example's fabric (4 hosts of 3 NICs: 108)."""
+    nics = [f"p{p}s0h{h}-n{n}" for p in range(2) for h in range(2) for n in range(3)]
+    return ", ".join(f'["{a}", "{b}"]' for a in nics for b in nics if a[:6] != b[:6])
+
+
+@pytest.mark.parametrize("key,cap", [("rtt", "at most 64"), ("failover_gap", "(4 per core, 2 cores here)")])
+def test_more_probes_than_the_machine_runs_are_refused(key, cap, tmp_path, capsys, monkeypatch):
+    from testbed.experiments import limits
+    monkeypatch.setattr(limits.os, "sched_getaffinity", lambda pid: {0, 1})
+    path = write(tmp_path, BASE + f"{key} = [{every_pair()}]\n")
+    assert main(["run", str(path), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and f"{key}: 108 NIC pairs" in err and cap in err, err
+    few = write(tmp_path, BASE + f'{key} = [["p0s0h0-n0", "p0s0h1-n0"], ["p0s0h1-n0", "p0s0h0-n0"]]\n')
+    assert main(["run", str(few), "--check"]) == 0

@@ -45,7 +45,7 @@ def test_the_example_loads(tmp_path):
     assert spec.routing == {"ecmp": "seeded"} and not spec.detector
     (t,) = spec.traffic
     assert (t.kind, t.src, t.dst, t.streams, t.seconds) == ("iperf3", "p0s0h0", "p0s0h1", 4, 10.0)
-    assert len(check.nic_pairs(spec.fabric, t, None)) == 3
+    assert len(t.pairs(spec.fabric, None)) == 3
     (f,) = spec.faults
     assert (f.kind, f.at, f.end, f.target) == ("link-down", 4.0, 7.0, "p0s0h0-n0p0")
     assert check.watched(spec.fabric, "p0s0h0").intfs == tuple(
@@ -164,7 +164,7 @@ def test_start_stop_and_udp(tmp_path):
     text = text.replace("at = 4.0", "at = 3.0")
     spec = check.load(write(tmp_path, text))
     (t,) = spec.traffic
-    assert (t.start, t.seconds, t.stop, t.protocol, t.rate_mbit) == (1.0, 10.0, 11.0, "udp", 3.0)
+    assert (t.start, t.length, t.end, t.protocol, t.rate_mbit) == (1.0, 10.0, 11.0, "udp", 3.0)
     assert spec.first_start == 1.0 and spec.planned == 11.0
     with pytest.raises(ParamError, match="inside the warm-up .*starts at 1 s"):
         check.load(write(tmp_path, text.replace("at = 3.0", "at = 2.0")))

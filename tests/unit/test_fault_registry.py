@@ -9,12 +9,13 @@ from __future__ import annotations
 import pytest
 
 from testbed.cli import main
-from testbed.cli.shell_args import Usage
-from testbed.cli.shell_fabric import FabricCommands, fault_parser
+from testbed.cli.shell.args import Usage
+from testbed.cli.shell.fabric import FabricCommands, fault_parser
 from testbed.core.errors import ParamError
-from testbed.emulation import fault_registry, system
-from testbed.emulation.fault_kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults import registry as fault_registry
+from testbed.emulation.faults.inject import Faults
+from testbed.emulation.faults.kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
+from testbed.emulation.net import system
 from testbed.experiments import check
 from testbed.model import make_fabric
 
@@ -104,7 +105,7 @@ def words(kind: FaultKind, values: dict) -> str:
 
 def shell_read(kind: FaultKind, values: dict) -> dict:
     """The CLI's reading of `fault KIND ...` (its parser, then the kind's checks)."""
-    from testbed.cli.shell_fabric import fault_args
+    from testbed.cli.shell.fabric import fault_args
     typed = vars(fault_parser().parse(words(kind, values)))
     assert typed.pop("word") == kind.name
     return fault_args(kind, typed, FABRIC, "")

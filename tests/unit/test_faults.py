@@ -5,7 +5,7 @@ start fast) are read and built here with scapy, an independent implementation of
 """
 from scapy.layers.l2 import ARP, Ether
 
-from testbed.emulation import garp, hostnet
+from testbed.emulation.net import garp, hostnet
 from testbed.inhost import detector
 from testbed.measure import meters
 from testbed.model import make_fabric

@@ -24,7 +24,9 @@ import pytest
 
 from testbed import labs
 from testbed.cli import main
-from testbed.emulation import netdevs, processes, runstate, servers, teardown
+from testbed.emulation.cluster import servers
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import processes, runstate, teardown
 
 from .conftest import fake_run, trip_past_checks
 
@@ -123,7 +125,24 @@ def experiment_cases():
     many = "\n".join('[[traffic]]\nkind = "iperf3"\nfrom = "p0s0h0"\nto = "p0s0h1"\nseconds = 5'
                      for _ in range(4000))
     yield "4000 iperf3 entries", EXAMPLE.split("[[traffic]]")[0] + many + "\n[measure]\n"
+    yield from limit_cases()
     yield from hostile_bytes().items()
+
+
+def limit_cases():
+    """What testbed/experiments/limits.py refuses (issue 39, item 10)."""
+    nics = [f"p{p}s0h{h}-n{n}" for p in range(2) for h in range(2) for n in range(3)]
+    pairs = ", ".join(f'["{a}", "{b}"]' for a in nics for b in nics if a[:6] != b[:6])
+    again = '[[fault]]\nat = 4.5\nkind = "link-down"\nport = "p0s0h0-n0p0"\nfor = 1.0\n'
+    yield "throughput twice", EXAMPLE.replace('throughput = ["p0s0h0"]', 'throughput = ["p0s0h0", "p0s0h0"]')
+    yield "queues twice", EXAMPLE.replace("queues = []", 'queues = ["p0s0r0t0-eth1", "p0s0r0t0-eth1"]')
+    yield "link-down twice at once", EXAMPLE + again
+    yield "108 rtt pairs", EXAMPLE + f"rtt = [{pairs}]\n"
+    for char in ("\u202e", "\u2066", "\u200f", "\u200b", "\ufeff"):
+        yield f"name with U+{ord(char):04X}", EXAMPLE.replace('"nic0-link-down"', f'"nic0{char}down"')
+        yield f"description with U+{ord(char):04X}", EXAMPLE.replace(
+            'name = "nic0-link-down"', f'name = "x"\ndescription = "a{char}b"')
+    yield "a key with U+202E", EXAMPLE.replace("[measure]", '[measure]\n"a\u202eb" = 1')
 
 
 # ---- surface 2 and 3: lab answers and results ----
@@ -226,10 +245,70 @@ def output_cases():
         repeat = "2" if ".run" in target or ".repeat" in target else "1"
         yield f"report {kind} {target}", ["run", "link-flap", "--quick", "--repeat", repeat, "--out",
                                           "{tmp}/out"], setup
+    yield from hostile_path_cases()
     for argv in (["run", "link-flap", "--repeat", "1000000000000"],
                  ["up", "hpn", "--pair", "p0s0h0-n0,p0s0h0-n0",
                  "--policy", "static", "--check"], ["topo", "show", "hpn", "--servers", "100000000000"]):
         yield " ".join(argv)[:30], argv, None
+
+
+def shared(tmp: Path, mode: int) -> Path:
+    """A directory every user may write (like /tmp with 0o1777, or a careless 0o777 one), and a
+    victim directory elsewhere that must stay as it is."""
+    (tmp / "shared").mkdir(exist_ok=True)
+    (tmp / "shared").chmod(mode)
+    (tmp / "victimdir").mkdir(exist_ok=True)
+    (tmp / "victimdir" / "keep").write_text("keep me")
+    return tmp / "shared"
+
+
+def hostile_path_cases():
+    """What another local user plants on the way to a path root names (issue 39, item 3), and
+    the capture file's own names and filters (item 4): (label, argv, setup(tmp))."""
+    def link_in_shared(mode, name="out", to="victimdir"):
+        return lambda tmp: (shared(tmp, mode) / name).symlink_to(tmp / to)
+
+    def nobodys_link(tmp):          # in a sticky dir: a link another user made
+        link_in_shared(0o1777, "lnk")(tmp)
+        os.lchown(tmp / "shared" / "lnk", 65534, 65534)
+
+    def victim_link(tmp):
+        (tmp / "victim").write_text("keep me")
+        (tmp / "p.pcap").symlink_to(tmp / "victim")
+
+    def swappable_parent(tmp):
+        (shared(tmp, 0o777) / "x").mkdir()
+
+    def experiment(tmp):
+        (tmp / "e.toml").write_text(EXAMPLE)
+        link_in_shared(0o777)(tmp)
+
+    out = ["run", "link-flap", "--quick", "--out"]
+    for mode in (0o777, 0o1777):
+        yield f"--out a link in a {mode:o} dir", [*out, "{tmp}/shared/out"], link_in_shared(mode)
+    yield "--out through a link in a 777 dir", [*out, "{tmp}/shared/lnk/new"], link_in_shared(0o777, "lnk")
+    yield "--out through nobody's link", [*out, "{tmp}/shared/lnk/new"], nobodys_link
+    yield "--out in a swappable dir", [*out, "{tmp}/shared/x/out"], swappable_parent
+    yield "--out a dangling link", [*out, "{tmp}/dangling"], lambda tmp: (tmp / "dangling").symlink_to(
+        tmp / "nowhere")
+    yield "--out a link to a dir", [*out, "{tmp}/lnk"], lambda tmp: shared(tmp, 0o755) and (
+        tmp / "lnk").symlink_to(tmp / "victimdir")
+    yield "experiment --out a link", ["run", "{tmp}/e.toml", "--out", "{tmp}/shared/out"], experiment
+    yield "--png in a linked dir", ["topo", "show", "hpn", "--png", "{tmp}/shared/out/p.png"], \
+        link_in_shared(0o1777)
+    capture = ["capture", "p0s0h0-n0p0", "-c", "1"]
+    for label, args, setup in [
+            ("-w ''", ["-w", ""], None), ("-w an existing file", ["-w", "{tmp}/file"], None),
+            ("-w /etc/passwd", ["-w", "/etc/passwd"], None),
+            ("-w a link", ["-w", "{tmp}/p.pcap"], victim_link),
+            ("-w a link --force", ["-w", "{tmp}/p.pcap", "--force"], victim_link),
+            ("-w in a linked dir", ["-w", "{tmp}/shared/out/p.pcap"], link_in_shared(0o1777)),
+            ("-w a directory", ["-w", "{tmp}/"], None), ("-w a fifo --force", ["-w", "{tmp}/f", "--force"],
+                                                           lambda tmp: os.mkfifo(tmp / "f")),
+            ("--filter=-w", ["--filter=-w{tmp}/x.pcap"], None),
+            ("--filter -w with -w", ["-w", "{tmp}/new.pcap", "--filter= -w /etc/passwd"], None),
+            ("--filter=--version", ["--filter=--version"], None)]:
+        yield f"capture {label}", [*capture, *args], setup
 
 
 # ---- the cases as (label, setup(tmp) -> argv) ----

@@ -34,7 +34,7 @@ def test_inhost_imports_only_the_standard_library(path):
 
 
 def test_the_check_catches_a_testbed_import():
-    assert not allowed("testbed.emulation.counters") and not allowed("scapy")
+    assert not allowed("testbed.emulation.net.counters") and not allowed("scapy")
     assert allowed("json") and allowed("testbed.inhost.frames")
 
 

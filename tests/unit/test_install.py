@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from testbed.core.errors import ParamError
-from testbed.emulation import servers
+from testbed.emulation.cluster import servers
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / "scripts" / "install.sh"

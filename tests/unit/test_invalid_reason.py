@@ -1,8 +1,8 @@
-"""An invalid verdict says why (scenarios/kit/invalid.py): a recorded figure set with the CPU busy
+"""An invalid verdict says why (testbed/measure/validity.py): a recorded figure set with the CPU busy
 gives a headline, a measured text and a figure title that name the CPU."""
 import scenarios
-from scenarios.kit import plots
-from scenarios.kit.base import INVALID
+from testbed.scenario import plots
+from testbed.scenario.base import INVALID
 
 
 def recorded(busy: float) -> dict:
@@ -32,7 +32,18 @@ def test_a_valid_result_is_left_alone():
 
 
 def test_an_invalid_result_without_a_cpu_figure_still_says_why():
-    from scenarios.kit.base import Judgement
-    from scenarios.kit.invalid import GENERIC, explain
-    judged = explain(Judgement(INVALID, "e", "1 run", headline=""), {})
+    from testbed.measure.validity import GENERIC, explain
+    from testbed.scenario.base import Judgement
+    judged = explain(Judgement(INVALID, "e", "1 run", headline=""))
     assert judged.headline == GENERIC and GENERIC in judged.measured
+
+
+def test_the_rule_is_one_function_and_a_judgement_applies_it():
+    from testbed.measure.validity import BUSY_LIMIT, cpu
+    from testbed.scenario.base import REPRODUCED, Judgement
+    assert cpu().valid and cpu().busy is None
+    assert cpu(0.5, BUSY_LIMIT).valid and cpu(0.5, BUSY_LIMIT).busy == BUSY_LIMIT
+    assert not cpu(0.5, 0.95).valid and "CPU 95% busy" in cpu(0.5, 0.95).why
+    judged = Judgement(REPRODUCED, "e", "m", busy=[0.4, 0.95])
+    assert judged.verdict == INVALID and judged.cpu_busy == 0.95
+    assert Judgement(REPRODUCED, "e", "m", busy=(0.4,)).verdict == REPRODUCED

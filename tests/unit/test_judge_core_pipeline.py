@@ -6,9 +6,9 @@ import pytest
 
 from scenarios.claims.core_pipeline import CorePipeline, judge_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.workload.hashports import in_turns
 
 

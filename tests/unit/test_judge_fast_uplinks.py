@@ -6,8 +6,8 @@ import pytest
 
 import scenarios
 from scenarios.claims.fast_uplinks import predicted_slowdowns, removed
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 PACE = 4.5          # Mbit/s: 0.9 of a 5 Mbit/s NIC
 MBIT = 2.4          # a flow's 300 KB

@@ -18,7 +18,7 @@ from scenarios.claims.hash_polarization import (
     traced_idle,
     until_confirmed,
 )
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 RECORDED = json.loads((Path(__file__).parent / "fixtures" / "hash_polarization.json").read_text())
 

@@ -6,8 +6,8 @@ import pytest
 
 from scenarios import scenario_class
 from scenarios.claims import miswiring as M
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 PAIRS = ["p0s0h0-n0 -> p0s0h1-n0", "p0s0h0-n1 -> p0s0h1-n1", "p0s0h1-n0 -> p0s0h0-n0",
          "p0s0h1-n1 -> p0s0h0-n1"]

@@ -6,9 +6,9 @@ import pytest
 
 import scenarios
 from scenarios.claims import rail_only as R
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.model import make_fabric
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 SIZE = 400_000
 SHAPE = {"pods": 1, "segments": 2, "hosts": 1}

@@ -10,8 +10,8 @@ import scenarios
 from scenarios.claims import roce_entropy as R
 from scenarios.claims.roce_entropy import pinning as PN
 from scenarios.claims.roce_entropy import ring
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 from .conftest import put
 

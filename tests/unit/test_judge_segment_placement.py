@@ -6,8 +6,8 @@ import pytest
 
 import scenarios
 from scenarios.claims import segment_placement as sp
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.workload import collectives as C
 
 from .conftest import put

@@ -4,7 +4,7 @@ import copy
 import pytest
 
 import scenarios
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 
 def run(during=25.5, stopped=(), repaired=27.1, baseline=27.2, busy=0.6, nic0_during=1.7,
@@ -78,7 +78,7 @@ def test_the_pause_ends_when_the_untouched_nics_deliver_again_on_average():
     """Delivered per sample swings by a third (the ports move in step): alternate samples under
     80% of the baseline still mean a running datapath."""
     from scenarios.claims.segment_tor_failure import resumed
-    from testbed.emulation.counters import Sampler
+    from testbed.emulation.net.counters import Sampler
     s = Sampler(["a"], interval=1.0)
     s.series = {"a": []}
     total = 0

@@ -7,9 +7,9 @@ import pytest
 
 from scenarios import get, scenario_class
 from scenarios.claims import skeleton_probing as S
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.core.errors import ParamError
 from testbed.measure.probing import lost_rounds, outages
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 KNOBS = {"job_hosts": 4, "faults": 2, "interval": 0.02, "misses": 3, "hold": 1.0, "gap": 1.0, "seed": 7}
 ON, OFF = ["p0a0", 3], ["p1a1", 2]

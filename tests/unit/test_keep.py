@@ -1,12 +1,12 @@
 """A run's directory is kept past teardown with --keep (HPN_KEEP=1) and always on failure
-(testbed/emulation/keep.py); Ctrl-C is not a failure."""
+(testbed/emulation/run/keep.py); Ctrl-C is not a failure."""
 import os
 
 import pytest
 
 from testbed.core import interrupts
 from testbed.core.errors import PartLost
-from testbed.emulation import keep
+from testbed.emulation.run import keep
 
 
 def test_failures_are_failures_and_ctrl_c_is_not():

@@ -10,6 +10,7 @@ from controller.switch import SwitchWriter
 from testbed.core.errors import ParamError
 from testbed.model import FAMILIES, make_fabric
 from testbed.model import policies as P
+from testbed.model.contract import RouteKey
 from testbed.model.policies.base import NicPairs, Number
 
 BUILT_IN = [p.name for p in P.POLICIES]
@@ -116,7 +117,7 @@ def test_every_policy_hooks_give_rules_the_switches_take(name):
     assert len(writer.dp.sent) == 2 + 4 + len(samples)   # wipe flows, groups; 4 fixed table-0 rules
     for r in out:
         if r.switch == sw.name:
-            writer.install(("route", r.switch, r.ip), r)
+            writer.install(RouteKey(r.switch, r.ip), r)
     tracker = policy.tracker(fab, routing.options)
     if tracker is not None:
         assert isinstance(tracker, P.Tracker) and tracker.interval > 0

@@ -1,7 +1,8 @@
-"""The one kernel setting a teardown changes (testbed/emulation/rcu.py): only from 0, recorded
+"""The one kernel setting a teardown changes (testbed/emulation/net/rcu.py): only from 0, recorded
 before it is written, put back by the teardown's last step, and nothing else is ever written
 from a run state. No root: the setting is a temporary file."""
-from testbed.emulation import rcu, teardown
+from testbed.emulation.net import rcu
+from testbed.emulation.run import teardown
 
 
 class FakeState:

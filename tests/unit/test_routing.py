@@ -1,7 +1,8 @@
 import pytest
 
 from testbed.core import errors
-from testbed.emulation import hostnet, trace
+from testbed.emulation import trace
+from testbed.emulation.net import hostnet
 from testbed.model import make_fabric, policies
 from testbed.model.paths import MAX_HOPS, Hop, LoopError, walk
 from testbed.model.routing import ecmp_basis, routes_to, shortest_path_links

@@ -1,4 +1,4 @@
-"""Whether a run's owner is alive (testbed/emulation/runstate.py alive): the same process, not a
+"""Whether a run's owner is alive (testbed/emulation/run/runstate.py alive): the same process, not a
 reused PID, and not a zombie. A run killed before its teardown whose parent has not reaped it
 (a test harness holding a pexpect child, a supervisor that never waits) owns nothing any more:
 `clean` must take what it left, not spare it as a live run."""
@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from testbed.core.wait import wait_for
-from testbed.emulation import processes, runstate
+from testbed.emulation.run import processes, runstate
 
 
 def owned_by(pid: int, started: int | None) -> runstate.RunState:

@@ -1,6 +1,7 @@
 """`run --servers`: which builder the scenarios get, and what is refused, without root."""
 from testbed.cli import main
-from testbed.emulation import cluster, factory
+from testbed.emulation import factory
+from testbed.emulation.cluster import site as cluster
 
 
 class Built:

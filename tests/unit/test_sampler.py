@@ -3,7 +3,7 @@ does not count the read's length (seconds, at thousands of ports on a busy CPU) 
 import pytest
 
 from scenarios.claims.segment_tor_failure import _summed
-from testbed.emulation.counters import Sampler
+from testbed.emulation.net.counters import Sampler
 
 
 def sampler_with(*samples):

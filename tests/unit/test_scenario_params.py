@@ -6,9 +6,9 @@ import dataclasses
 import pytest
 
 import scenarios
-from scenarios.kit import knobs, repeat
-from scenarios.kit.base import REPRODUCED, Result
 from testbed.core.errors import ParamError
+from testbed.scenario import knobs, repeat
+from testbed.scenario.base import REPRODUCED, Result
 
 
 def configured(name, quick=False, **settings):

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import scenarios
-from scenarios.kit.base import INVALID, NOT_REPRODUCED, REPRODUCED
 from testbed.cli import main
 from testbed.core import plugins
 from testbed.model import make_fabric, policies
+from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "examples" / "custom_scenario.py"
@@ -76,8 +76,8 @@ GOOD = '''
 from dataclasses import dataclass
 from typing import ClassVar
 from scenarios import register
-from scenarios.kit.base import Judgement, Scenario
-from scenarios.kit.knobs import Knobs
+from testbed.scenario.base import Judgement, Scenario
+from testbed.scenario.knobs import Knobs
 
 @dataclass(frozen=True)
 class K(Knobs):
@@ -146,7 +146,7 @@ def test_an_experiment_file_names_a_plugin_policy_and_fault_kind(restored, tmp_p
     shutil.copy(POLICY, tmp_path / "custom_policy.py")
     (tmp_path / "blink.py").write_text(
         "from testbed import FaultArg, FaultKind, register_fault_kind\n"
-        "from testbed.emulation.fault_kinds import PORT\n\n"
+        "from testbed.emulation.faults.kinds import PORT\n\n"
         "class Blink(FaultKind):\n    name, help = 'blink', 'a link down'\n"
         "    args = (FaultArg('port', PORT, 'either end', positional=True),)\n\n"
         "    def inject(self, faults, port):\n        return faults.link_down(faults.link(port))\n\n"

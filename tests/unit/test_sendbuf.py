@@ -1,4 +1,4 @@
-"""Open vSwitch's send buffer (testbed/emulation/sendbuf.py): which socket is OVS's send
+"""Open vSwitch's send buffer (testbed/emulation/net/sendbuf.py): which socket is OVS's send
 socket, how large it is made, and a real socket of this process raised and put back through a
 copy of its descriptor, recorded first; nothing put back that is not the recorded socket."""
 import os
@@ -6,8 +6,9 @@ import socket
 
 import pytest
 
-from testbed.emulation import sendbuf, teardown
-from testbed.emulation.processes import start_time
+from testbed.emulation.net import sendbuf
+from testbed.emulation.run import teardown
+from testbed.emulation.run.processes import start_time
 
 TABLE = """sk               RefCnt Type Proto  Iface R Rmem   User   Inode
 00000000782b3bb3 2      3    0000   0     0 0      0      1001
@@ -84,7 +85,7 @@ def test_no_daemon_is_no_change(monkeypatch):
 
 def test_asked_for_with_hpn_ovs_sndbuf_and_refused_in_one_line_otherwise(monkeypatch):
     from testbed.core.errors import ParamError
-    from testbed.emulation import system
+    from testbed.emulation.net import system
     monkeypatch.delenv("HPN_OVS_SNDBUF", raising=False)
     assert system.send_buffer() is False
     monkeypatch.setenv("HPN_OVS_SNDBUF", "1")

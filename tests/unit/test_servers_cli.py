@@ -2,7 +2,7 @@
 import pytest
 
 from testbed.cli import main
-from testbed.emulation import server_files
+from testbed.emulation.cluster import server_files
 
 SERVERS = [{"name": "hpn-srv1", "ip": "198.18.77.1"}, {"name": "hpn-srv2", "ip": "198.18.77.2"}]
 

@@ -6,7 +6,7 @@ import inspect
 import pytest
 
 from testbed.core.errors import ParamError
-from testbed.emulation.cluster import ClusterSite
+from testbed.emulation.cluster.site import ClusterSite
 from testbed.emulation.site import LocalSite
 from testbed.model import make_fabric
 

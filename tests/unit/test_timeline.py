@@ -1,9 +1,9 @@
-"""The one fault-timeline engine (scenarios/kit/timeline.py): events in time order, at one
+"""The one fault-timeline engine (testbed/scenario/timeline.py): events in time order, at one
 instant repairs before injections before other actions; a fault is repaired through its handle
 `seconds` after it was injected, or ends when its inject returns; times on the given clock."""
 import time
 
-from scenarios.kit.timeline import Schedule, Timeline
+from testbed.scenario.timeline import Schedule, Timeline
 
 
 class Handle:

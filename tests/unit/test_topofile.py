@@ -84,3 +84,18 @@ def test_every_problem_is_a_line(tmp_path):
 def test_a_missing_topology_file_is_one_line(capsys, tmp_path):
     assert main(["topo", "show", "file", "--set", f"topology={tmp_path}/nosuch.toml"]) == 2
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def test_the_file_radix_is_the_one_the_fabric_is_held_to(tmp_path, capsys):
+    """`radix = 256` in the file, 70 cables on one switch: the file's radix, not the default 64
+    (the message for a switch over the radix says to set it there)."""
+    hosts = "".join(f'[[host]]\nname = "h{i}"\n' for i in range(70))
+    cables = "".join(f'[[cable]]\na = "h{i}"\nb = "s"\n' for i in range(70))
+    path = tmp_path / "star.toml"
+    path.write_text(f'radix = 256\n[[switch]]\nname = "s"\nrole = "leaf"\n{hosts}{cables}')
+    assert make_fabric("file", {"topology": str(path)}).params.radix == 256
+    assert main(["topo", "show", "file", "--set", f"topology={path}", "--json"]) == 0
+    assert '"radix": 256' in capsys.readouterr().out
+    path.write_text(path.read_text().replace("radix = 256", "radix = 32"))
+    assert main(["topo", "show", "file", "--set", f"topology={path}"]) == 2
+    assert "70 cables: over the radix (32" in capsys.readouterr().err

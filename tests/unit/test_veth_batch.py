@@ -1,8 +1,8 @@
-"""The fabric's veth pairs as one kernel batch (testbed/emulation/links.py): every cable once,
+"""The fabric's veth pairs as one kernel batch (testbed/emulation/net/links.py): every cable once,
 a host's end made in its namespace with its NIC's MAC, every end at the fabric's MTU, the
 switches' ends set up. No root."""
-from testbed.emulation import hostnet
-from testbed.emulation.links import veth_lines
+from testbed.emulation.net import hostnet
+from testbed.emulation.net.links import veth_lines
 from testbed.model import make_fabric
 
 
@@ -32,7 +32,7 @@ def test_the_mtu_is_1500_unless_hpn_mtu_says_otherwise_and_out_of_range_is_refus
     import pytest
 
     from testbed.core.errors import ParamError
-    from testbed.emulation import system
+    from testbed.emulation.net import system
     monkeypatch.delenv("HPN_MTU", raising=False)
     assert system.mtu() == 1500
     monkeypatch.setenv("HPN_MTU", "9000")

@@ -1,6 +1,6 @@
 """The watchdog's Open vSwitch backstop: a switch counts as lost only when two answers in a row
 say so, so one odd answer of a busy database does not end a run; a real loss still does."""
-from testbed.emulation.watchdog import Watchdog
+from testbed.emulation.control.watchdog import Watchdog
 
 TARGET = "unix:/run/openvswitch/hpn-testbed-x/of.sock"
 

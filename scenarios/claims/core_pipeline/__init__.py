@@ -57,13 +57,13 @@ from typing import ClassVar
 from scenarios.claims.core_pipeline import core_port_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
 from scenarios.claims.core_pipeline.pipeline_steps import StepRunner
-from scenarios.kit import plots
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.timeline import Timeline
-from scenarios.kit.traffic_helpers import median, peak, setup_of, valid
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import CpuMeter, cpu_busy_fraction
+from testbed.scenario import plots
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.timeline import Timeline
+from testbed.scenario.traffic_helpers import median, setup_of
 
 SAME = 0.10          # pp-across: 15:1 vs non-blocking, best steps, from the predicted cost (docstring)
 RATIO = (0.7, 1.3)   # dp-across / pp-across on 15:1, of the predicted ratio
@@ -206,7 +206,7 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         o = over["core_oversubscription"]
         sizes = figures["sizes"]
         return Judgement(
-            verdict(cost_ok and ratio_ok and fault_ok, valid(*busy_judged(figures))),
+            verdict(cost_ok and ratio_ok and fault_ok),
             expectation=(
                 f"bytes per GPU per step TP {sizes['tp']}, DP {sizes['dp']}, PP {sizes['pp']} (Table 3 / "
                 f"{figures['setup']['divisor']:g}). HPN's placement (PP across pods): the {o:g}:1 core adds "
@@ -233,7 +233,7 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
             headline=f"{o:g}:1 costs PP-across {pp_cost:+.1%}; DP-across {ratio:.1f}x (pred. "
                      f"{pred_ratio:.1f}x); "
                      f"failover {'traced' if fault_ok else 'not as expected'}",
-            cpu_busy=peak(*busy_judged(figures)))
+            busy=busy_judged(figures))
 
     def plot(self, result, path: Path) -> bool:
         figs = result.figures

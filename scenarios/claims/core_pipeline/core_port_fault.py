@@ -8,11 +8,11 @@ from __future__ import annotations
 import threading
 import time
 
-from scenarios.kit.timeline import Schedule, Timeline
 from testbed.core.errors import TestbedError
-from testbed.emulation.faults import Faults
+from testbed.emulation.faults.inject import Faults
 from testbed.emulation.trace import emulation_trace
 from testbed.model.policies import core_pairing
+from testbed.scenario.timeline import Schedule, Timeline
 from testbed.workload import traffic
 
 SPORT, DPORT = 47000, 5299

@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from scenarios.claims.rail_only.rail_only_view import describe, plot_result
-from scenarios.kit.base import Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import peak, setup_of, valid
 from testbed.core.errors import PartLost, TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
 from testbed.model.routing import shortest_path_links
+from testbed.scenario.base import Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import setup_of
 from testbed.workload.collectives import Runner, Send, Transfer
 from testbed.workload.collectives.delivery import HEADER_BYTES
 
@@ -323,10 +323,10 @@ class RailOnly(Scenario, name="rail-only", claim="C13", tour=True):
         claim = e["relay_routed"] and e["hpn_routed"] and (e["railonly_no_path"] or e["railonly_detour"])
         agree = not any(wrong.values())
         expectation, measured, headline = describe(figures, e, wrong, TOLERANCE)
-        return Judgement(verdict(claim and agree, valid(*figures["cpu_busy"])), expectation, measured,
+        return Judgement(verdict(claim and agree), expectation, measured,
                          derived={**e, "disagreements": {k: v[:5] for k, v in wrong.items() if v}},
                          headline=headline,
-                         cpu_busy=peak(*figures["cpu_busy"]))
+                         busy=figures["cpu_busy"])
 
     def plot(self, result, path) -> bool:
         return plot_result(self, result, path, FAMILIES, MODES)

@@ -2,7 +2,7 @@
 from its figures."""
 from __future__ import annotations
 
-from scenarios.kit import plots
+from testbed.scenario import plots
 
 NAMES = {"railonly": "rail-only", "hpn": "HPN"}
 MODE_LABELS = {"relay": "(a) relay in the host\n(one tenant)", "no relay": "(b) no relay\n(two tenants)"}

@@ -50,16 +50,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from scenarios.kit.base import INVALID, REPRODUCED, Judgement, Scenario, verdict
-from scenarios.kit.knobs import Knobs
-from scenarios.kit.traffic_helpers import setup_of, valid
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.trace import emulation_trace
+from testbed.measure import validity
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import fluid
 from testbed.model.paths import port_rates, sending_ports
+from testbed.scenario.base import INVALID, REPRODUCED, Judgement, Scenario, verdict
+from testbed.scenario.knobs import Knobs
+from testbed.scenario.traffic_helpers import setup_of
 from testbed.workload.paced import SIZE, PacedFlow, PacedLoad
 
 from .figure import draw
@@ -234,7 +235,7 @@ def judge_entropy(figures: dict) -> Judgement:
         return qps
     pin = judge_pinning(figures["pinning"])
     cpu = [figures["pinning"][name]["cpu_busy"] for name in ("pinned", "spread")]
-    why = pin["why"] or ("" if valid(*cpu) else f"CPU {max(cpu):.0%} busy in the pinning part")
+    why = pin["why"] or (validity.cpu(*cpu).why or "").replace("CPU", "the pinning part's CPU", 1)
     expectation = (f"{qps.expectation}. Pinning: with paths pinned per destination on the partly allocated "
                    f"fabric ({PIN_SPINES} spines), the ring at least {META_PIN_LOSS:.0%} slower than with "
                    f"its QPs hashed (Meta: >{META_PIN_LOSS:.0%} lost)")
@@ -258,7 +259,7 @@ def judge_qps(figures: dict) -> Judgement:
     why = trusted(figures["qps"])
     cpu = [row["cpu_busy"] for row in figures["qps"].values()]
     rows = "; ".join(row_text(q, row) for q, row in sorted(figures["qps"].items(), key=lambda kv: int(kv[0])))
-    if why or not valid(*cpu):
+    if why or not validity.cpu(*cpu).valid:
         return Judgement(verdict(False, False), expectation, f"{rows}; invalid: {why}" if why else rows,
                          headline=why or "")
     c = comparison(figures)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scenarios.kit import plots
+from testbed.scenario import plots
 
 from .ring import META_GAIN, META_PIN_LOSS
 

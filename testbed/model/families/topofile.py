@@ -40,6 +40,10 @@ class FileParams(Params):
     def read(self) -> Topology:
         return topology_of(self.topology, self.radix)
 
+    def switch_radix(self) -> int:
+        """The file's own `radix` when it sets one (build() gives the fabric that one too)."""
+        return self.read().radix or self.radix
+
     def ports(self) -> dict[str, tuple[int, int]]:
         """role -> (down, up) of its busiest switch, counted from the cables (read() has already
         held every switch to the file's radix)."""

@@ -1,7 +1,7 @@
 """Routing policies on top of the /32 routes of testbed.model.routing, computed without
 touching a switch.
 
-The controller (controller/app.py) only pushes what these compute and feeds them what it
+The controller (controller/rulestate.py) only pushes what these compute and feeds them what it
 observes (port status, port and flow counters, TCP segments it is copied). A run chooses with
 its `routing` options (`hpn-testbed up --policy ... --core ... --ecmp ...`; options.py):
 

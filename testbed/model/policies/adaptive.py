@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from testbed.model.contract import FlowKey
 from testbed.model.fabric import Fabric
 from testbed.model.policies.adaptive_moves import (
     TrackedFlow,
@@ -110,13 +111,13 @@ class AdaptiveFlows(Tracker):
             log("adaptive move %s", record)
         return bool(moves)
 
-    def wanted(self, fwd) -> dict[tuple, object]:
+    def wanted(self, fwd) -> dict[FlowKey, object]:
         """A pinned port (int) where the flow is pinned, else the route to follow (counting)."""
         wanted = {}
         for (sw, key), port in flow_rules(self.flows.values(), fwd).items():
             route = fwd.routes.get((sw, key.dst))
             if route is not None:
-                wanted[("flow", sw, key)] = port if port is not None else route
+                wanted[FlowKey(sw, key)] = port if port is not None else route
         return wanted
 
     def status(self, flow_rules: int) -> dict:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import ClassVar, NamedTuple
 
 from testbed.core.errors import ParamError
+from testbed.model.contract import FlowKey
 from testbed.model.fabric import Fabric
 from testbed.model.routing import Route
 
@@ -126,8 +127,8 @@ class Tracker:
     def plan(self, fwd, now: float, log: Callable) -> bool:
         return False
 
-    def wanted(self, fwd) -> dict[tuple, object]:
-        """Per-flow rules: ("flow", switch, FiveTuple) -> an output port, or the Route to follow
+    def wanted(self, fwd) -> dict[FlowKey, object]:
+        """Per-flow rules: FlowKey(switch, FiveTuple) -> an output port, or the Route to follow
         (a rule that only counts)."""
         return {}
 

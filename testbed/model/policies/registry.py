@@ -4,7 +4,7 @@ package's `hpn_testbed.policies` entry points (testbed/core/entrypoints.py), rea
 
 A policy defined outside this package is remembered with the file that registered it (the
 plug-in file running, else the file defining its class), so the controller, a process of its
-own, can load the same file before it reads its routing options (testbed/emulation/controller.py
+own, can load the same file before it reads its routing options (testbed/emulation/control/controller.py
 names it in the controller's spec). An entry point's policy needs no file: the controller's
 registry loads the same entry points.
 """

@@ -1,0 +1,41 @@
+"""The controller's heartbeat comes from its apps' event loops: one app stuck in a handler stops
+it, though the beating thread and every other app go on."""
+from controller.heartbeat import Beat, Beats
+
+
+class App:
+    def __init__(self, name):
+        self.name, self.handlers, self.queue = name, {}, []
+
+    def register_handler(self, ev_cls, handler):
+        self.handlers.setdefault(ev_cls, []).append(handler)
+
+    def _send_event(self, ev, state):
+        self.queue.append(ev)
+
+    def loop(self):           # the app's event loop handling what is queued
+        while self.queue:
+            ev = self.queue.pop(0)
+            for handler in self.handlers.get(type(ev), []):
+                handler(ev)
+
+
+def test_the_heartbeat_is_the_oldest_answer_and_a_stuck_loop_stops_it():
+    now = [0.0]
+    ours, users = App("ours"), App("users")
+    beats = Beats([ours, users], clock=lambda: now[0])
+    for t in (1.0, 2.0, 3.0):
+        now[0] = t
+        beats.send()
+        ours.loop()
+        if t < 2.0:
+            users.loop()          # then the user's app loops forever in a handler
+    assert beats.answered == {"ours": 3.0, "users": 1.0} and beats.oldest() == 1.0
+
+
+def test_a_stuck_app_gets_one_beat_at_a_time():
+    app = App("stuck")
+    beats = Beats([app])
+    for _ in range(5):
+        beats.send()
+    assert len(app.queue) == 1 and isinstance(app.queue[0], Beat)
