@@ -18,7 +18,8 @@
 #   3. `pip install -e '.[test]'` into it, only when setup.py, pyproject.toml (or the project's path) changed
 #      since the last install: a stamp file in the venv records both; then torch's CPU wheel
 #      (the `.[torch]` extra: the example jobs and their integration test, docs/jobs.md) if the
-#      venv has no torch, from $TORCH_INDEX (default PyTorch's CPU index); HPN_NO_TORCH=1 skips it
+#      venv has no torch: torch==2.13.0+cpu from what pip finds, else from $TORCH_INDEX
+#      (default PyTorch's CPU index); HPN_NO_TORCH=1 skips it
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
 # What it changes on the machine, and how to undo it: docs/install.md.
@@ -166,9 +167,14 @@ fi
 # torch for the example jobs, CPU only (never a CUDA wheel): checked by a lookup, not an import
 if [ -z "${HPN_NO_TORCH:-}" ] &&
    ! "$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(not importlib.util.find_spec("torch"))'; then
-  say "pip install torch (CPU) into $VENV"
-  quiet env PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install -q torch \
-    --index-url "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" || die "pip install torch failed"
+  # the CPU build by its exact version: a wheel the machine's pip already finds (its find-links),
+  # else PyTorch's CPU index; a bare `torch` would take a CUDA build of several GB
+  torch_req="torch==${TORCH_VERSION:-2.13.0}+cpu"
+  say "pip install $torch_req into $VENV"
+  env PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install -q \
+      "$torch_req" </dev/null >/dev/null 2>&1 ||
+    quiet env PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install -q "$torch_req" \
+      --index-url "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" || die "pip install $torch_req failed"
 fi
 
 # --- 4. Open vSwitch ----------------------------------------------------------------------
