@@ -29,7 +29,11 @@ setup(
                              "vermin>=1.6",  # the oldest Python the code needs (test_python_versions)
                              # docs/experiment.schema.json against experiments/ (test_experiment_schema)
                              "jsonschema",
-                             "ruff"]},      # the repository's ruff.toml, run by the unit tests
+                             "ruff"],      # the repository's ruff.toml, run by the unit tests
+                    # the torch.distributed example job (examples/jobs, docs/jobs.md): take the
+                    # CPU wheel (--index-url https://download.pytorch.org/whl/cpu), as
+                    # scripts/install.sh does; a CUDA wheel is gigabytes the testbed never uses
+                    "torch": ["torch>=2.1"]},
     entry_points={"console_scripts": ["hpn-testbed = testbed.cli:main"],
                   # the fixtures and markers of users' own CI tests (docs/extending.md)
                   "pytest11": ["hpn_testbed = testbed.pytest_plugin"]},

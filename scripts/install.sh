@@ -16,7 +16,10 @@
 #      --system-site-packages: Debian/Ubuntu's mininet lives in the system Python, and a
 #      python3 first on PATH (pyenv, conda) is not that Python
 #   3. `pip install -e '.[test]'` into it, only when setup.py, pyproject.toml (or the project's path) changed
-#      since the last install: a stamp file in the venv records both
+#      since the last install: a stamp file in the venv records both; then torch's CPU wheel
+#      (the `.[torch]` extra: the example jobs and their integration test, docs/jobs.md) if the
+#      venv has no torch: torch==2.13.0+cpu from what pip finds, else from $TORCH_INDEX
+#      (default PyTorch's CPU index); HPN_NO_TORCH=1 skips it
 #   4. Open vSwitch started if `ovs-vsctl show` does not answer
 # A second run with everything in place prints nothing and takes well under a second.
 # What it changes on the machine, and how to undo it: docs/install.md.
@@ -160,6 +163,18 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
   quiet "$VENV/bin/python" -c 'import mininet.net' ||
     die "mininet is not importable from $VENV (is the apt package mininet installed?)"
   echo "$want" >"$STAMP"
+fi
+# torch for the example jobs, CPU only (never a CUDA wheel): checked by a lookup, not an import
+if [ -z "${HPN_NO_TORCH:-}" ] &&
+   ! "$VENV/bin/python" -c 'import importlib.util, sys; sys.exit(not importlib.util.find_spec("torch"))'; then
+  # the CPU build by its exact version: a wheel the machine's pip already finds (its find-links),
+  # else PyTorch's CPU index; a bare `torch` would take a CUDA build of several GB
+  torch_req="torch==${TORCH_VERSION:-2.13.0}+cpu"
+  say "pip install $torch_req into $VENV"
+  env PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install -q \
+      "$torch_req" </dev/null >/dev/null 2>&1 ||
+    quiet env PIP_NO_INPUT=1 PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV/bin/python" -m pip install -q "$torch_req" \
+      --index-url "${TORCH_INDEX:-https://download.pytorch.org/whl/cpu}" || die "pip install $torch_req failed"
 fi
 
 # --- 4. Open vSwitch ----------------------------------------------------------------------

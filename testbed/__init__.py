@@ -2,8 +2,9 @@
 
 The stable Python API (docs/api.md) is what `from testbed import NAME` gives, for the names in
 `__all__`: build a fabric (make_fabric), bring it up (make_emulation, Options), inject faults
-(Faults), drive traffic (Flow, run_flows, ping_all), measure (port_bytes, Sampler, run_checks),
-and register your own families, policies, fault kinds and scenarios. Each name is imported on
+(Faults), drive traffic (Flow, run_flows, ping_all), run your own distributed programs (Job,
+run_job), measure (port_bytes, Sampler, run_checks), and register your own families, policies,
+fault kinds and scenarios. Each name is imported on
 first use, so `import testbed` stays cheap (the CLI's start, the controller's); the modules
 behind them may move, these names do not.
 
@@ -49,6 +50,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "run_flows": ("testbed.workload.traffic", "run_flows"),
     "received_mbps": ("testbed.workload.traffic", "received_mbps"),
     "ping_all": ("testbed.workload.traffic", "ping_all"),
+    # your own distributed programs (docs/jobs.md)
+    "Job": ("testbed.workload.jobs", "Job"),
+    "run_job": ("testbed.workload.jobrun", "run_job"),
     # measures
     "port_bytes": ("testbed.measure.meters", "port_bytes"),
     "Sampler": ("testbed.emulation.net.counters", "Sampler"),
@@ -61,11 +65,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "register_scenario": ("testbed.scenario.catalog", "register"),
 }
 
-__all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Judgement",
-           "Knobs", "Options", "ParamError", "Params", "RoutingPolicy", "Sampler", "Scenario",
-           "TestbedError", "load_plugin", "make_emulation", "make_fabric", "on_servers",
+__all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Job",
+           "Judgement", "Knobs", "Options", "ParamError", "Params", "RoutingPolicy", "Sampler",
+           "Scenario", "TestbedError", "load_plugin", "make_emulation", "make_fabric", "on_servers",
            "ping_all", "port_bytes", "received_mbps", "register_family", "register_fault_kind",
-           "register_policy", "register_scenario", "run_checks", "run_flows", "verdict"]
+           "register_policy", "register_scenario", "run_checks", "run_flows", "run_job", "verdict"]
 # (__all__ is sorted(_EXPORTS), written out for linters: tests/unit/test_api.py holds them equal)
 
 
@@ -104,4 +108,6 @@ if TYPE_CHECKING:    # what type checkers and editors see: the same names, eager
     from testbed.scenario.base import Judgement, Scenario, verdict
     from testbed.scenario.catalog import register as register_scenario
     from testbed.scenario.knobs import Knobs
+    from testbed.workload.jobrun import run_job
+    from testbed.workload.jobs import Job
     from testbed.workload.traffic import Flow, ping_all, received_mbps, run_flows

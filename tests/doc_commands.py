@@ -129,7 +129,7 @@ def parse_only(cmd: Command) -> str | None:
     head = argv[0] if argv else ""
     if head in CHEAP or argv[:2] == ["servers", "list"] or argv == QUICK_START_UP:
         return None
-    if head == "run" and "--check" in argv:
+    if head in ("run", "job") and "--check" in argv:
         return None
     if head in ("up", "run") and "--custom" in argv:
         return ("builds a plug-in's fabric or runs its scenario, as root: examples/'s family, policy "
@@ -141,6 +141,7 @@ def parse_only(cmd: Command) -> str | None:
               "test_miswire.py and test_policies.py bring the families up with them)",
         "run": "runs scenarios or an experiment, a minute to several (tests/integration/"
                "test_scenario_*.py, test_scenarios_*.py, test_experiments.py)",
+        "job": "builds a fabric and runs a job's ranks (tests/integration/test_jobs.py)",
         "trace": "needs a running fabric (tests/integration/test_shell.py, test_routing.py)",
         "capture": "needs a running fabric (tests/integration/test_capture.py)",
         "servers": "starts or removes namespace servers, installing openssh the first time "

@@ -79,6 +79,9 @@ def test_every_testbed_command_parses_and_passes_the_checks_without_root(cmd, tm
         from testbed.cli import runs
         runs.check_output("--out", args.out, directory=True)
         assert runs.chosen_runs(args)
+    elif args.command == "job":           # the file read and every rank placed, as --check does
+        from testbed.experiments import jobfile
+        jobfile.load(args.file)
     elif args.command == "topo":
         monkeypatch.chdir(tmp_path)    # its pictures go here
         assert main(argv) == 0, str(cmd)

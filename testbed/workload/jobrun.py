@@ -1,0 +1,143 @@
+"""Run a Job (jobs.py) on a running emulation: every rank started in its host, its stdout, stderr
+and exit status kept, the whole bounded by the job's timeout.
+
+Ranks are spawned by their hosts (FabricHost.spawn: recorded in the run state, so the teardown
+ends any rank still running by its PID). A job fails as torchrun's would: the first rank to
+exit non-zero (or be killed by a signal) fails it, and the others are given a moment to end by
+themselves, then stopped. A failed job is the job's failure, said in a line naming the rank and
+its last line of output; the fabric under it is torn down as always.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed.emulation.build import Emulation
+from testbed.workload.jobs import Job, Rank, place
+
+POLL_S = 0.1
+FAIL_GRACE_S = 3.0      # after one rank fails, how long the others may take to end by themselves
+PORT_TRIES = 100
+
+
+@dataclass
+class RankResult:
+    rank: int
+    host: str
+    nic: str
+    status: str            # ok | exit N | signal N | timeout | stopped (after another rank failed)
+    returncode: int | None
+    seconds: float
+    last_line: str         # the last line it wrote to stderr, else to stdout
+    stdout: str            # file names in the job's directory
+    stderr: str
+
+
+@dataclass
+class JobResult:
+    name: str
+    ok: bool
+    seconds: float
+    directory: str
+    ranks: list[RankResult]
+
+    @property
+    def failed(self) -> RankResult | None:
+        """The rank that failed the job: the first to fail, else the first that timed out."""
+        bad = [r for r in self.ranks if r.status not in ("ok", "stopped")]
+        return min(bad, key=lambda r: (r.status == "timeout", r.seconds, r.rank), default=None)
+
+    def line(self) -> str:
+        """One line: what the job did, or which rank failed it and how."""
+        if self.ok:
+            n = len(self.ranks)
+            return f"job {self.name}: {n} rank{'s' * (n != 1)} exited 0 in {self.seconds:.1f} s"
+        r = self.failed
+        how = "timed out" if r.status == "timeout" else \
+            f"exited {r.returncode}" if r.status.startswith("exit") else f"was killed ({r.status})"
+        return (f"job {self.name}: rank {r.rank} ({r.nic}) {how} after {r.seconds:.1f} s: "
+                f"{r.last_line or '(no output)'} [logs: {self.directory}]")
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "seconds": round(self.seconds, 3),
+                "directory": self.directory, "ranks": [dataclasses.asdict(r) for r in self.ranks]}
+
+
+def free_port(emu, host: str, start: int) -> int:
+    """The first TCP port from `start` that nothing listens on in `host` (two jobs rendezvous on
+    one port: the second would abort)."""
+    node = emu.net[host]
+    for port in range(start, min(start + PORT_TRIES, 65536)):
+        if not node.cmd(f"ss -Hltn sport = :{port}").strip():
+            return port
+    return start
+
+
+def run_job(emu: Emulation, job: Job, out: str | Path | None = None,
+            cwd: str | Path | None = None) -> JobResult:
+    """Run `job` on `emu`; its ranks' logs and job.json go to `out` (default: jobs/NAME in the run
+    directory, which goes with the run unless kept). `cwd`: where the ranks start (default ours)."""
+    port = free_port(emu, place(job, emu.fabric, emu.bond)[0].host, job.master_port)
+    ranks = place(dataclasses.replace(job, master_port=port), emu.fabric, emu.bond)
+    directory = Path(out) if out is not None else emu.state.dir / "jobs" / job.name
+    directory.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    procs = [_start(emu, rank, directory, cwd) for rank in ranks]
+    ended = _wait(emu, ranks, procs, start, job.timeout)
+    results = [_result(rank, proc, ended[rank.rank], directory, start) for rank, proc in zip(ranks, procs)]
+    result = JobResult(job.name, all(r.status == "ok" for r in results), time.monotonic() - start,
+                       str(directory), results)
+    (directory / "job.json").write_text(json.dumps(result.as_dict(), indent=2) + "\n")
+    return result
+
+
+def _start(emu, rank: Rank, directory: Path, cwd):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **rank.env}
+    with open(directory / f"rank{rank.rank}.out", "wb") as out, \
+            open(directory / f"rank{rank.rank}.err", "wb") as err:
+        return emu.net[rank.host].spawn(list(rank.argv), rank.argv[0], stdout=out, stderr=err,
+                                        env=env, cwd=cwd)
+
+
+def _wait(emu, ranks: list[Rank], procs: list, start: float, timeout: float) -> dict[int, tuple]:
+    """Poll until every rank ends, the timeout passes, or a failed rank's grace runs out; stop
+    what is left. rank -> (status override or None, seconds at its end)."""
+    ended: dict[int, tuple] = {}
+    failed_at = None
+    while len(ended) < len(procs):
+        now = time.monotonic()
+        for rank, proc in zip(ranks, procs):
+            if rank.rank not in ended and proc.poll() is not None:
+                ended[rank.rank] = (None, now - start)
+                if proc.returncode != 0 and failed_at is None:
+                    failed_at = now
+        timed_out = now - start > timeout
+        if timed_out or (failed_at is not None and now - failed_at > FAIL_GRACE_S):
+            for rank, proc in zip(ranks, procs):
+                if rank.rank not in ended:
+                    emu.net[rank.host].stop(proc, rank.argv[0])
+                    ended[rank.rank] = ("timeout" if timed_out else "stopped", now - start)
+            break
+        time.sleep(POLL_S)
+    return ended
+
+
+def _result(rank: Rank, proc, ended: tuple, directory: Path, start: float) -> RankResult:
+    override, seconds = ended
+    code = proc.returncode
+    status = override or ("ok" if code == 0 else f"exit {code}" if code > 0 else f"signal {-code}")
+    out, err = f"rank{rank.rank}.out", f"rank{rank.rank}.err"
+    return RankResult(rank.rank, rank.host, rank.nic, status, code, round(seconds, 3),
+                      last_line(directory / err) or last_line(directory / out), out, err)
+
+
+def last_line(path: Path) -> str:
+    """The last non-blank line of a log (its tail only: a log may be large)."""
+    with open(path, "rb") as f:
+        f.seek(max(0, os.fstat(f.fileno()).st_size - 8192))
+        lines = [l.strip() for l in f.read().decode(errors="replace").splitlines() if l.strip()]
+    return lines[-1][:300] if lines else ""

@@ -1,0 +1,59 @@
+"""Users' own distributed programs on the fabric (docs/jobs.md): the torch.distributed all-reduce
+example runs one rank per host on the rail-0 NICs of the default HPN fabric, every rank's log
+kept and nccl-tests' rows printed; a rank that fails makes the job fail (exit 1, the rank and its
+last line named), the others are stopped and nothing is left behind."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testbed.emulation import netdevs, runstate
+from testbed.workload.jobrun import run_job
+from testbed.workload.jobs import Job
+
+pytestmark = pytest.mark.integration
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "jobs"
+GIVES_UP = ("import os, sys, time\n"
+            "if os.environ['RANK'] == '2':\n"
+            "    print('starting'); print('rank 2 gives up', file=sys.stderr); sys.exit(1)\n"
+            "time.sleep(120)")
+
+
+def test_torch_allreduce_on_rail_zero(up, tmp_path):
+    emu = up("hpn")
+    job = Job("{python} allreduce_torch.py --sizes 4K,16K --iters 2", name="allreduce",
+              rails=(0,), env=(("OMP_NUM_THREADS", "1"),), timeout=240)
+    result = run_job(emu, job, out=tmp_path, cwd=EXAMPLES)
+    assert result.ok, result.line()
+    assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
+    for r in range(4):
+        assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.err").is_file()
+    rows = [l.split() for l in (tmp_path / "rank0.out").read_text().splitlines()
+            if l.strip() and not l.lstrip().startswith(("#", "size"))]
+    assert [int(row[0]) for row in rows] == [4096, 16384]
+    assert all(float(row[4]) == pytest.approx(float(row[3]) * 2 * 3 / 4, rel=0.01, abs=1e-4)
+               for row in rows)      # busbw = algbw * 2 (n - 1) / n
+    assert json.loads((tmp_path / "job.json").read_text())["ok"] is True
+
+
+def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
+    script = f"gives_up_{os.getpid()}.py"      # a name only this test's ranks have
+    (tmp_path / script).write_text(GIVES_UP)
+    (tmp_path / "fail.toml").write_text('[fabric]\nfamily = "hpn"\n[[job]]\nname = "fail"\n'
+                                        f'command = "{{python}} {script}"\ntimeout = 60\n')
+    proc = subprocess.run([sys.executable, "-m", "testbed", "job", str(tmp_path / "fail.toml"),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    line = " ".join(proc.stdout.split())
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "job fail: rank 2 (p1s0h0-n0) exited 1" in line and "rank 2 gives up" in line, line
+    ranks = json.loads((tmp_path / "out" / "fail" / "job.json").read_text())["ranks"]
+    assert [r["status"] for r in ranks] == ["stopped", "stopped", "exit 1", "stopped"]
+    assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
+    assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
+    left = subprocess.run(["pgrep", "-f", script], capture_output=True, text=True)
+    assert not left.stdout.strip(), left.stdout
