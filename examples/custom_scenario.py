@@ -62,7 +62,7 @@ class EcmpSpread(Scenario, name="ecmp-spread", claim="U1"):
         src, dst = hosts[0].nics[0], hosts[-1].nics[0]          # first leaf to last leaf
         leaf = fab.host_link(src.ports[0]).b
         uplinks = sorted(l.a_intf for l in fab.switch_links() if l.a == leaf)
-        with make_emulation(fab) as emu:
+        with make_emulation(fab, servers=self.servers) as emu:
             before = port_bytes(emu, uplinks)
             run_flows(emu, [Flow(src, dst, parallel=self.knobs.connections)], self.knobs.seconds)
             after = port_bytes(emu, uplinks)

@@ -39,7 +39,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Options": ("testbed.emulation.build", "Options"),
     "Emulation": ("testbed.emulation.build", "Emulation"),
     "make_emulation": ("testbed.emulation.factory", "make_emulation"),
-    "on_servers": ("testbed.emulation.factory", "on_servers"),
     # faults
     "Faults": ("testbed.emulation.faults.inject", "Faults"),
     "FaultKind": ("testbed.emulation.faults.kinds", "FaultKind"),
@@ -67,7 +66,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Job",
            "Judgement", "Knobs", "Options", "ParamError", "Params", "RoutingPolicy", "Sampler",
-           "Scenario", "TestbedError", "load_plugin", "make_emulation", "make_fabric", "on_servers",
+           "Scenario", "TestbedError", "load_plugin", "make_emulation", "make_fabric",
            "ping_all", "port_bytes", "received_mbps", "register_family", "register_fault_kind",
            "register_policy", "register_scenario", "run_checks", "run_flows", "run_job", "verdict"]
 # (__all__ is sorted(_EXPORTS), written out for linters: tests/unit/test_api.py holds them equal)
@@ -91,7 +90,7 @@ if TYPE_CHECKING:    # what type checkers and editors see: the same names, eager
     from testbed.core.errors import ParamError, TestbedError
     from testbed.core.plugins import load as load_plugin
     from testbed.emulation.build import Emulation, Options
-    from testbed.emulation.factory import make_emulation, on_servers
+    from testbed.emulation.factory import make_emulation
     from testbed.emulation.faults.inject import Faults
     from testbed.emulation.faults.kinds import Arg as FaultArg
     from testbed.emulation.faults.kinds import FaultKind

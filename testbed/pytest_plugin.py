@@ -99,8 +99,8 @@ def fabric_of(node, family: str = "hpn", topology: str | None = None, routing=No
 def running(fab, options):
     """The fabric up (on this machine), torn down when the block ends, however it ends; then
     nothing of it may be left (AssertionError naming what is: a teardown that did not finish)."""
-    from testbed.emulation.factory import make_emulation, on_servers
-    with on_servers(()), make_emulation(fab, options) as emu:
+    from testbed.emulation.factory import make_emulation
+    with make_emulation(fab, options) as emu:
         yield emu
     left = leftovers(emu)
     assert not left, f"left behind: {left}"

@@ -76,7 +76,7 @@ class DisjointPaths(LeafSpineScenario, name="disjoint-paths", claim="C6", tour=T
         k = self.knobs
         rounds, nbytes = k.rounds, k.bytes_per_job
         fab = self.fabric()
-        with make_emulation(fab, Options()) as emu:
+        with make_emulation(fab, Options(), servers=self.servers) as emu:
             nic = {h: fab.hosts[h].nics[0] for h in fab.hosts}
             jobs = [(nic["g0h0"], nic["g1h0"]), (nic["g0h1"], nic["g1h1"])]
             rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES} for r in range(rounds)]

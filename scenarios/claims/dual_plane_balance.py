@@ -141,7 +141,7 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
         rounds, seconds = k.rounds, k.seconds
         figures = {"setup": {"fabrics": {}, "x_label": "time (s)", "y_label": "queue (KB)"}, "series": {}}
         for label, dual in (("ecmp", False), ("dual-plane", True)):
-            with make_emulation(self.fabric(dual_plane=dual), Options()) as emu:
+            with make_emulation(self.fabric(dual_plane=dual), Options(), servers=self.servers) as emu:
                 incast, per_round = Incast(emu, k), []
                 for r in range(rounds):
                     row, queues = incast.round(r)

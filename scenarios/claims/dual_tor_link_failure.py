@@ -24,7 +24,7 @@ class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", cl
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)
-        with make_emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab, servers=self.servers) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=self.knobs.streams).start(timeline)
             w.play(lambda: faults.link_down(link))

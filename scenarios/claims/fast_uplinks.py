@@ -114,7 +114,7 @@ class FastUplinks(Scenario, name="fast-uplinks", claim="C15"):
     def run(self, quick: bool) -> dict:
         figures = {"setup": {"fabrics": {}, "bytes_per_flow": self.knobs.bytes_per_flow}, "series": {}}
         for setting in SETTINGS:
-            with make_emulation(self.setting_fabric(setting), Options()) as emu:
+            with make_emulation(self.setting_fabric(setting), Options(), servers=self.servers) as emu:
                 figures[setting] = self.measure(emu)
                 figures["setup"]["fabrics"][setting] = setup_of(emu)
         return figures

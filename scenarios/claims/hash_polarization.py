@@ -187,7 +187,7 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
                              "x_label": "pod-0 aggregation-to-core uplink", "y_label": "Mbit/s"},
                    "series": {}}
         for mode in MODES:
-            with make_emulation(self.fabric(), Options(routing={"ecmp": mode})) as emu:
+            with make_emulation(self.fabric(), Options(routing={"ecmp": mode}), servers=self.servers) as emu:
                 figures[mode], figures["series"][f"{mode}: core uplink load (Mbit/s)"] = \
                     self.sendrecv(emu, mode, per_flow)
                 figures["setup"]["fabrics"][mode] = setup_of(emu)

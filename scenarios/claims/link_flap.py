@@ -56,7 +56,7 @@ class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
     def variant(self, single_tor: bool, timeline: Timeline) -> dict:
         fab, k = self.fabric(single_tor=single_tor), self.knobs
         flaps = k.flaps
-        with make_emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab, servers=self.servers) as emu, Faults(emu) as faults:
             nic0, link = harness.first_link(fab)
             w = Workload(emu, streams=k.streams).start(timeline)
             w.play(lambda: fault_registry.get("flap").inject(faults, port=link.a_intf, count=flaps,

@@ -240,12 +240,12 @@ def check_figures(check: checks.Check, t: float) -> dict:
             "named": sorted(sorted(w["cable"]) for w in check.figures.get("wrong", []))}
 
 
-def bring_up(fab, miswire: tuple[str, ...], knobs: MiswiringKnobs) -> dict:
-    """Up (`miswire`: "PORT_A,PORT_B" pairs), then in order: wiring check, ping every NIC pair,
-    the traffic (times since up). OVS's send buffer raised on both fabrics: the miswired paths
-    fill the core's queues, and the one buffer all switch ports share would drop the frames of
-    pairs the miswiring does not touch too (docs/claims.md, C9)."""
-    with make_emulation(fab, Options(miswire=miswire, send_buffer=True)) as emu:
+def bring_up(fab, miswire: tuple[str, ...], knobs: MiswiringKnobs, servers=()) -> dict:
+    """Up (`miswire`: "PORT_A,PORT_B" pairs; on `servers`, none: this machine), then in order:
+    wiring check, ping every NIC pair, the traffic (times since up). OVS's send buffer raised on
+    both fabrics: the miswired paths fill the core's queues, and the one buffer all switch ports
+    share would drop the frames of pairs the miswiring does not touch too (docs/claims.md, C9)."""
+    with make_emulation(fab, Options(miswire=miswire, send_buffer=True), servers=servers) as emu:
         t0 = time.monotonic()
         wired = checks.guarded("wiring", wiring_check.check, emu)
         t_wired = time.monotonic() - t0
@@ -305,7 +305,7 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
                              "scale": fab.params.scale, "port_mbps": fab.link_mbit(fab.host_links()[0])},
                    "series": {}, "model": model(fab, swaps), "expected_named": miswired_cables(fab, swaps)}
         for key, built in (("blueprint", ()), ("miswired", (swap_ports(fab, self.knobs.swap),))):
-            figures[key] = bring_up(fab, built, self.knobs)
+            figures[key] = bring_up(fab, built, self.knobs, self.servers)
             figures["setup"][key] = figures[key].pop("setup")
         return figures
 

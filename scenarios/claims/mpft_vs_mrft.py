@@ -51,13 +51,14 @@ class AllToAllKnobs(Knobs):
             "nics": "NICs per host: MPFT's planes and MRFT's rails alike"}
 
 
-def repeated_all_to_all(fab, size: int, reps: int) -> tuple[dict, list, dict]:
-    """`reps` all-to-alls on one bring-up of `fab` (static routes for their matrix): the
-    figures, the CPU busy fraction of each run, and the bring-up."""
+def repeated_all_to_all(fab, size: int, reps: int, servers=()) -> tuple[dict, list, dict]:
+    """`reps` all-to-alls on one bring-up of `fab` (static routes for their matrix; on
+    `servers`, none: this machine): the figures, the CPU busy fraction of each run, and the
+    bring-up."""
     family = fab.family
     coll = C.all_to_all(fab, None, size, job=f"alltoall-{family}")
     matrix = sorted({(t.src.name, t.dst.name) for t in coll.transfers if not t.relay})
-    with make_emulation(fab, Options(routing={"policy": "static", "matrix": matrix})) as emu:
+    with make_emulation(fab, Options(routing={"policy": "static", "matrix": matrix}), servers=servers) as emu:
         times, bus, busy = [], [], []
         for _ in range(reps):
             (r,), b = cpu_busy_fraction(lambda: C.run(emu, coll, pace=PACE))
@@ -91,7 +92,7 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
                  "y_label": "completion (s)"}
         for family in FAMILIES:
             figures[family], family_busy, setup["fabrics"][family] = repeated_all_to_all(
-                self.fabric(family), size, reps)
+                self.fabric(family), size, reps, self.servers)
             busy += family_busy
         series = {f"{f}: completion (s)": [[i + 1, t] for i, t in enumerate(figures[f]["completion_s"])]
                   for f in FAMILIES}

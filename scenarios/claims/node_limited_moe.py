@@ -86,7 +86,7 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
     def run(self, quick: bool) -> dict:
         ms, tokens, hidden = self.knobs.m, self.knobs.tokens, self.knobs.hidden
         fab = self.fabric()
-        with make_emulation(fab, Options()) as emu:
+        with make_emulation(fab, Options(), servers=self.servers) as emu:
             rows = [moe_layer(emu, m, tokens, hidden) for m in ms]
             setup = setup_of(emu, gpus=len(fab.nics()), tokens_per_gpu=tokens, hidden=hidden)
         return {"rows": rows,

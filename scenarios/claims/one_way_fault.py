@@ -118,7 +118,7 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
 
     def run(self, quick: bool) -> dict:
         timeline = self.knobs.timeline()
-        with make_emulation(self.fabric()) as emu:
+        with make_emulation(self.fabric(), servers=self.servers) as emu:
             carrier = self.phase(emu, False, timeline)
             probed = self.phase(emu, True, timeline)
             setup = emu.describe()

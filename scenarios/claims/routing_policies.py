@@ -66,7 +66,7 @@ class RoutingPolicies(LeafSpineScenario, name="routing-policies", claim="C12"):
         setup = {"fabrics": {}, "size": size, "rounds": rounds, "x_label": "round",
                  "y_label": "bus bandwidth (Mbit/s)"}
         for name, routing in POLICIES.items():
-            with make_emulation(self.fabric(), Options(routing=routing)) as emu:
+            with make_emulation(self.fabric(), Options(routing=routing), servers=self.servers) as emu:
                 bus, policy_busy = reduce_scatters(emu, rounds, size)
                 busy += policy_busy
                 figures[name] = {"busbw_mbit": [round(x, 3) for x in bus],

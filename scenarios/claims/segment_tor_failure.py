@@ -168,7 +168,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
         per_nic = received_per_nic(fab)
         down = [i for intfs in per_nic.values() for i in intfs]
         on_tor = {l.b_intf for l in fab.host_links() if l.b == TOR}
-        with make_emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab, servers=self.servers) as emu, Faults(emu) as faults:
             port_rate = fab.link_mbit(fab.host_links()[0]) * 1e6 / 8
             flows = one_flow_per_port(emu, pairs, OFFERED * port_rate)
             # what the hosts sent into the ToRs (rx of the switch ends: HTB-exact, whatever the

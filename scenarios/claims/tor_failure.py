@@ -69,7 +69,7 @@ class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
 
     def variant(self, single_tor: bool, timeline) -> dict:
         fab = self.fabric(single_tor=single_tor)
-        with make_emulation(fab) as emu, Faults(emu) as faults:
+        with make_emulation(fab, servers=self.servers) as emu, Faults(emu) as faults:
             w = Workload(emu, pairs=[(BUSY, PEER), (PEER, BUSY)], streams=self.knobs.streams).start(timeline)
             w.play(lambda: faults.switch_down(TOR))
             w.finish()

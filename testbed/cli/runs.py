@@ -123,13 +123,15 @@ def chosen_runs(args) -> list:
     runs = []
     for name in names:
         run = experiments.load(name) if name.endswith(".toml") else catalog.get(name)
-        runs.append(run.configure(settings, quick, args.preset))
+        run = run.configure(settings, quick, args.preset)
+        if servers:                      # where its fabrics run (none: this machine)
+            run.servers = tuple(servers)
+        runs.append(run)
     return runs
 
 
 def cmd_run(args) -> int:
     from testbed.cli.up import servers_of
-    from testbed.emulation.factory import on_servers
     if args.help:
         return show_help(args)
     if args.check:
@@ -145,8 +147,7 @@ def cmd_run(args) -> int:
     keep_requested(args)
     lock = machine_preflight(runs, servers_of(args))   # root, the lock, OVS, names taken
     try:
-        with on_servers(servers_of(args)):     # none: every scenario on this machine
-            return run_all(runs, args)
+        return run_all(runs, args)
     finally:
         lock.release()
 

@@ -158,11 +158,11 @@ def _send_buffer(info: dict) -> str:
 
 
 def cmd_up(args) -> int:
-    from testbed.emulation.factory import make_emulation, on_servers
+    from testbed.emulation.factory import make_emulation
     from testbed.measure import bringup
     fab, options = prepare(args)        # validated before anything is created
     keep_requested(args)
-    with on_servers(servers_of(args)), make_emulation(fab, options) as emu:
+    with make_emulation(fab, options, servers=servers_of(args)) as emu:
         info = emu.describe()
         results = []
         if args.check:

@@ -237,7 +237,7 @@ class Emulation(Readiness, Lifecycle):
         ovs-vswitchd); then every host configures and shapes its own ports, all at once, and the
         switches' ends are shaped (adding a port may reset its qdisc). In this order, not side
         by side: OVS adds a port whose carrier is already up at twice the cost
-        (docs/testing.md, 2026-12-02)."""
+        (bench/results/journal.md, 2026-12-02)."""
         q = self.options.queue_bytes
         on_switches, on_hosts = shaping.ends_lines(
             self.fabric, self.fabric.links, lambda intf, mbit: shaping.shaping_lines(intf, mbit, q))

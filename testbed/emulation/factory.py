@@ -1,38 +1,32 @@
-"""The one way scenarios and the CLI make an Emulation: on this machine, or, inside
-`on_servers(...)` (`run --servers`, `up --servers`), across those servers (cluster.py).
+"""The one way scenarios and the CLI make an Emulation: on this machine, or across the servers
+they name (`run --servers`, `up --servers`; cluster/site.py).
 
-    with on_servers(["hpn-srv1", "hpn-srv2"]):
-        with make_emulation(fab, Options()) as emu: ...
+    with make_emulation(fab, Options()) as emu: ...                          # this machine
+    with make_emulation(fab, Options(), servers=["hpn-srv1", "hpn-srv2"]) as emu: ...
 
-The servers are a context variable, so the scenarios need not pass them down.
+The choice is an argument, never a global: a scenario passes its own `servers` (Scenario.servers,
+which `run --servers` sets).
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from testbed.emulation.build import Emulation, Options
+from testbed.emulation.site import LocalSite, Site
 from testbed.model.fabric import Fabric
 
-# the servers `run --servers` chose, for every emulation the scenarios build meanwhile
-_SERVERS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("servers", default=())
 
-
-@contextlib.contextmanager
-def on_servers(servers: Iterable[str] | None) -> Iterator[None]:
-    """Every make_emulation inside this block builds across `servers` (none: on this machine)."""
-    token = _SERVERS.set(tuple(servers or ()))
-    try:
-        yield
-    finally:
-        _SERVERS.reset(token)
-
-
-def make_emulation(fabric: Fabric, options: Options | None = None) -> Emulation:
-    """An Emulation on this machine, or inside on_servers on a cluster.ClusterSite."""
-    servers = _SERVERS.get()
+def make_site(fabric: Fabric, servers: Iterable[str] | None = ()) -> Site:
+    """Where `fabric` runs: this machine (no servers), or across `servers` (ParamError before
+    anything exists when the placement cannot put it there)."""
+    servers = tuple(servers or ())
     if not servers:
-        return Emulation(fabric, options)
+        return LocalSite(fabric)
     from testbed.emulation.cluster.site import ClusterSite  # Mininet Cluster Edition: only when asked
-    return Emulation(fabric, options, site=ClusterSite(fabric, servers))
+    return ClusterSite(fabric, servers)
+
+
+def make_emulation(fabric: Fabric, options: Options | None = None,
+                   servers: Iterable[str] | None = ()) -> Emulation:
+    """An Emulation on this machine, or on a ClusterSite across `servers`."""
+    return Emulation(fabric, options, site=make_site(fabric, servers))

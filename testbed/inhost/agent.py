@@ -168,7 +168,7 @@ class Agent:
     def read(self, conn: socket.socket, idx: int) -> None:
         """Count what `conn` delivers, read into one buffer: recv(n) would allocate and free an
         n-byte block a call (256 KB: the allocator's large-block path, page faults included) to
-        keep a segment or two (docs/testing.md, 2026-12-03)."""
+        keep a segment or two (bench/results/journal.md, 2026-12-03)."""
         n, first, buf = 0, None, bytearray(CHUNK)
         try:
             while True:

@@ -85,6 +85,8 @@ class Scenario:
     families: ClassVar[tuple[str, ...]] = ()      # the fabric families it builds
     base: ClassVar[dict] = {}                     # their settings before the user's --set
     fixed: ClassVar[dict[str, str]] = {}          # fabric parameters it sets itself: key -> why
+    # where its fabrics run, given to every make_emulation: none, this machine (`run --servers` sets it)
+    servers: tuple[str, ...] = ()
     Knobs: ClassVar[type[Knobs]] = Knobs          # its own parameters
 
     def __init_subclass__(cls, name: str = "", claim: str = "", tour: bool = False, **kwargs):

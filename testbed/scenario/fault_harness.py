@@ -162,7 +162,7 @@ class Workload:
         start. What is measured ends there: later, that client's traffic has ended by itself,
         which is no stall of the fabric (clients start one after another, further apart on a
         slow CPU: under QEMU TCG link-flap's flapping NIC, whose client started first, read as
-        stalled at the end, docs/testing.md)."""
+        stalled at the end, bench/results/journal.md)."""
         return min(t for _, t in self.clients) + self.seconds
 
     # ---- what was measured ----

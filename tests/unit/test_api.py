@@ -12,7 +12,7 @@ import testbed
 STABLE = {
     "Emulation", "Fabric", "FaultArg", "FaultKind", "Faults", "Family", "Flow", "Job", "Judgement", "Knobs",
     "Options", "ParamError", "Params", "RoutingPolicy", "Sampler", "Scenario", "TestbedError",
-    "load_plugin", "make_emulation", "make_fabric", "on_servers", "ping_all", "port_bytes",
+    "load_plugin", "make_emulation", "make_fabric", "ping_all", "port_bytes",
     "received_mbps", "register_family", "register_fault_kind", "register_policy",
     "register_scenario", "run_checks", "run_flows", "run_job", "verdict",
 }

@@ -2,7 +2,7 @@
 its verdict, headline, the datapath and bond its bring-ups took and its run time, and, given
 --against DIR, the same scenario's verdict and headline from a userspace-datapath run (DIR/NAME.json),
 so that what the kernel paths change can be read off one table. Markdown, so it can go into
-docs/testing.md as it is. Exit status 0 only if every scenario reproduced."""
+bench/results/journal.md as it is. Exit status 0 only if every scenario reproduced."""
 from __future__ import annotations
 
 import argparse

@@ -144,13 +144,13 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         setup = {"fabrics": {}, "rounds": k.rounds, "channels": k.channels, "divisor": k.divisor}
         cores = {key: self.fabric() if oversub is None else self.fabric(core_oversubscription=oversub)
                  for key, oversub in CORES}
-        with CpuMeter() as cpu, make_emulation(cores["oversubscribed"]) as emu:
+        with CpuMeter() as cpu, make_emulation(cores["oversubscribed"], servers=self.servers) as emu:
             setup["fabrics"]["steps"] = setup_of(emu)
             figures.update(self.steps(emu, cores, sizes, cpu))
         # the fault on a core whose aggregation switches keep a second core: with one, the far
         # pod's plane behind the failed port would lose its way back (its ACKs)
         fab = self.fabric(cores=max(2, self.fabric().params.cores))
-        with make_emulation(fab) as emu:
+        with make_emulation(fab, servers=self.servers) as emu:
             figures["fault"], figures["fault_cpu_busy"] = cpu_busy_fraction(
                 lambda: core_port_fault.run(emu, k.timeline()))
             setup["fabrics"]["fault"] = setup_of(emu)

@@ -307,7 +307,7 @@ class RailOnly(Scenario, name="rail-only", claim="C13", tour=True):
         for family in FAMILIES:
             fab = self.fabric(family)
             figures[family] = {}
-            with make_emulation(fab, Options()) as emu:
+            with make_emulation(fab, Options(), servers=self.servers) as emu:
                 for mode in MODES:
                     transfers = workload(fab, mode, size)
                     measured, b = cpu_busy_fraction(lambda t=transfers: run_mode(emu, t, give_up))

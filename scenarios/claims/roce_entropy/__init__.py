@@ -146,7 +146,7 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
                              "per_hop_mbit": round(per_hop_mbit, 3)},
                    "ideal_s": round(ideal_seconds(fab, hops, per_hop_mbit, k.pace * line), 4),
                    "qps": {}, "series": {}}
-        with make_emulation(fab, Options(routing={"ecmp": "seeded"})) as emu:
+        with make_emulation(fab, Options(routing={"ecmp": "seeded"}), servers=self.servers) as emu:
             figures["setup"]["fabric"] = setup_of(emu)
             for q in k.qps:
                 rounds = [self.one_draw(emu, hops, draw_sports(rng, n, q), per_hop_mbit / q)

@@ -86,7 +86,7 @@ def run_pinning(scenario, rng: random.Random) -> dict:
            "predicted": prediction(fab, hops, per_hop_mbit, k.pace * line)}
     for name, routing in ROUTINGS.items():
         rounds = 1 if name == "pinned" else k.pin_rounds      # pinned paths ignore the ports
-        with make_emulation(fab, Options(routing=routing)) as emu:
+        with make_emulation(fab, Options(routing=routing), servers=scenario.servers) as emu:
             draws = [scenario.one_draw(emu, hops, draw_sports(rng, n, q), per_hop_mbit / q)
                      for _ in range(rounds)]
         out[name] = summary(draws, out["predicted"]["spread_s"])

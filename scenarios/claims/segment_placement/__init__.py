@@ -192,7 +192,7 @@ class SegmentPlacement(Scenario, name="segment-placement", claim="C7", tour=True
         # at 100% load the background fills four ToR uplinks' queues at once, more than the
         # userspace datapath's one send buffer holds: raised, so each port keeps its own queue
         # and the inside job is not hit by the drops (testbed/emulation/net/sendbuf.py)
-        with make_emulation(fab, Options(send_buffer=True)) as emu:
+        with make_emulation(fab, Options(send_buffer=True), servers=self.servers) as emu:
             tier2 = Tier2(emu, bg_hosts)
             levels = [self.level(emu, tier2, jobs, hosts["background"], load, self.bg_seconds(rates))
                       for load in k.levels()]

@@ -241,7 +241,7 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
         rng = random.Random(seed)
         fab = self.fabric()
         job, mesh = job_probes(fab, k, rng), mesh_probes(fab, rng)
-        with make_emulation(fab) as emu:
+        with make_emulation(fab, servers=self.servers) as emu:
             paths = {p.name: traced(emu, p) for p in job + mesh}
             used = {tuple(e) for p in job for e in paths[p.name]}
             plan = choose_faults(fab, used, k.faults, rng)

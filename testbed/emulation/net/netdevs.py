@@ -16,7 +16,7 @@ def delete_bridges(bridges: set[str], ports: int) -> str:
 
     On the userspace datapath each bridge's own port is a tap device, and ovs-vswitchd closes
     them one by one, each waiting out the kernel's grace period: the taps go first, in one kernel
-    batch (18 bridges: 0.06 s instead of 0.4 s, bench notes in docs/testing.md)."""
+    batch (measured: bench/results/journal.md)."""
     if not bridges:
         return ""
     delete_links(bridge_taps(bridges))

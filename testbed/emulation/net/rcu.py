@@ -3,7 +3,7 @@
 On the userspace datapath every switch port is a packet socket of ovs-vswitchd, and the kernel
 closes each one after an RCU grace period (`synchronize_net`): ovs-vswitchd deletes its ports one
 after another, so a bridge's removal waits out one grace period per port, most of a segment's
-teardown (docs/testing.md, 2026-12-02). With /sys/kernel/rcu_expedited set the kernel ends those
+teardown (bench/results/journal.md, 2026-12-02). With /sys/kernel/rcu_expedited set the kernel ends those
 grace periods at once (an interrupt to each CPU) instead of waiting for them.
 
 It is a setting of the whole machine, so it is changed only while the bridges go and only from
