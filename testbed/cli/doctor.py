@@ -22,7 +22,7 @@ def cmd_doctor(args) -> int:
                   "one_way_fault": system.one_way_fault_backend(),
                   "impairments": "netem" if feats["netem"] else (   # `link impair` (docs/faults.md)
                       "loss (nftables) and rate (HTB); no delay or jitter (no sch_netem)"
-                      if feats["nft_egress_hook"] else "rate (HTB) only (no sch_netem, no nft egress)"),
+                      if feats.get("nft_egress_hook") else "rate (HTB) only (no sch_netem, no nft egress)"),
                   # how a run's processes go first for the CPU (testbed/core/precedence.py)
                   "cpu_precedence": precedence.choose(is_root=os.geteuid() == 0).describe()},
         "versions": system.versions(),
