@@ -72,7 +72,7 @@ def test_delay_is_measured_where_netem_exists_and_refused_where_not(hpn_fabric_m
         assert done.stderr.strip().splitlines() == [
             "hpn-testbed: delay: netem is not available on this kernel (no sch_netem): here only "
             "loss (nftables) and rate (HTB) can be set"]
-        assert "10: bfifo" in subprocess.run(["tc", "qdisc", "show", "dev", ports[0]],
+        assert "qdisc bfifo 10:" in subprocess.run(["tc", "qdisc", "show", "dev", ports[0]],
                                              capture_output=True, text=True).stdout, "untouched"
         return
     _, _, _, base = ping(emu, src, dst, 20, 0.05)
