@@ -20,7 +20,9 @@ def cmd_doctor(args) -> int:
         "features": feats,
         "paths": {"ovs_datapath": system.datapath(), "host_bond": system.bond_backend(),
                   "one_way_fault": system.one_way_fault_backend(),
-                  "impairments": "netem" if feats["netem"] else "none (no sch_netem)",
+                  "impairments": "netem" if feats["netem"] else (   # `link impair` (docs/faults.md)
+                      "loss (nftables) and rate (HTB); no delay or jitter (no sch_netem)"
+                      if feats.get("nft_egress_hook") else "rate (HTB) only (no sch_netem, no nft egress)"),
                   # how a run's processes go first for the CPU (testbed/core/precedence.py)
                   "cpu_precedence": precedence.choose(is_root=os.geteuid() == 0).describe()},
         "versions": system.versions(),

@@ -128,7 +128,8 @@ class Emulation(Readiness, Lifecycle):
             self.preflight()
         self.state.data["about"] = {"family": self.fabric.family, "switches": len(self.fabric.switches),
                                     "hosts": len(self.fabric.hosts), "nics": len(self.fabric.nics()),
-                                    "datapath": self.datapath}     # for `hpn-testbed ps`
+                                    "datapath": self.datapath,     # for `hpn-testbed ps`
+                                    "queue_bytes": self.options.queue_bytes}   # `link clear`
         self.state.create()
         self.site.record(self.state)
         self.controller.start()

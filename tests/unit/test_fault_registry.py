@@ -6,12 +6,15 @@ a malformed one is refused with one line. (tests/integration/test_fault_kinds.py
 on a real fabric.)"""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from testbed.cli import main
 from testbed.cli.shell.args import Usage
 from testbed.cli.shell.fabric import FabricCommands, fault_parser
 from testbed.core.errors import ParamError
+from testbed.emulation.faults import impair
 from testbed.emulation.faults import registry as fault_registry
 from testbed.emulation.faults.inject import Faults
 from testbed.emulation.faults.kinds import PORT, SWITCH, Arg, ArgProblem, FaultKind
@@ -62,6 +65,7 @@ class FakeEmu:
     def __init__(self, fabric):
         self.fabric, self.run_id, self.down, self.qdiscs, self.downs = fabric, "t-1", set(), set(), 0
         self.state, self.site = None, self     # the site (where it runs) answers for itself here
+        self.options = SimpleNamespace(queue_bytes=48_000)
 
     def carrier_follows(self, link) -> bool:
         return True
@@ -73,6 +77,9 @@ class FakeEmu:
             self.downs += state == "down"
 
     def run(self, owner: str, script: str) -> None:
+        if "_impair_" in script:      # the impair kind's (net/impair.py): a loss table set, or cleared
+            (self.qdiscs.add if "numgen" in script else self.qdiscs.discard)(f"impair {owner}")
+            return
         words = script.split()
         (self.qdiscs.add if words[2] == "add" else self.qdiscs.discard)(words[4])
 
@@ -81,6 +88,7 @@ class FakeEmu:
 def faults(monkeypatch):
     emu = FakeEmu(FABRIC)
     monkeypatch.setattr(system, "one_way_fault_backend", lambda: "tc-drop")
+    monkeypatch.setattr(impair, "machine", lambda: {"netem": False, "htb": True, "nft_egress": True})
     monkeypatch.setattr(Faults, "_run", lambda self, owner, script: emu.run(owner, script))
     return Faults(emu)
 
@@ -96,10 +104,20 @@ def sample(arg: Arg):
     return arg.bounds[0] if arg.bounds else arg.default
 
 
+# kinds whose defaults alone are refused (an impairment of nothing): a valid value to start from
+EXAMPLES = {"impair": {"loss": "2%", "rate": "100mbit"}}
+
+
+def samples(kind: FaultKind) -> dict:
+    """A valid value of each of `kind`'s arguments."""
+    return {**{a.name: sample(a) for a in kind.args}, **EXAMPLES.get(kind.name, {})}
+
+
 def words(kind: FaultKind, values: dict) -> str:
     """The CLI line for `values`: positional words in order, then --name VALUE."""
     positional = [str(values[a.name]) for a in kind.args if a.positional]
-    options = [f"--{a.name} {values[a.name]}" for a in kind.args if not a.positional and a.name in values]
+    options = [f"--{a.name} {values[a.name]}" for a in kind.args
+               if not a.positional and values.get(a.name, "") != ""]
     return " ".join([kind.name, *positional, *options])
 
 
@@ -128,7 +146,7 @@ def kinds():
 
 @pytest.mark.parametrize("kind", kinds(), ids=lambda k: k.name)
 def test_every_kind_is_offered_by_the_shell_and_by_experiment_files(tmp_path, kind):
-    values = {a.name: sample(a) for a in kind.args}
+    values = samples(kind)
     assert shell_read(kind, values) == values
     fault = toml_read(tmp_path, kind, values)
     assert fault.kind == kind.name and fault.arguments == values
@@ -150,7 +168,7 @@ CASES = [(k, a, v) for k in kinds() for a in k.args for v in out_of_range(a)]
 
 @pytest.mark.parametrize("kind,arg,value", CASES, ids=lambda x: getattr(x, "name", str(x)))
 def test_the_shell_and_experiment_files_refuse_a_value_with_the_same_words(tmp_path, kind, arg, value):
-    values = {**{a.name: sample(a) for a in kind.args}, arg.name: value}
+    values = {**samples(kind), arg.name: value}
     with pytest.raises(Usage) as shell:
         shell_read(kind, values)
     with pytest.raises(ParamError) as toml:
@@ -171,7 +189,7 @@ def test_rules_across_arguments_are_the_kinds_own_in_both(tmp_path):
 @pytest.mark.parametrize("kind", kinds(), ids=lambda k: k.name)
 def test_every_kind_injects_and_repairs_on_a_fake(faults, kind):
     emu = faults.emu
-    handle = kind.inject(faults, **kind.read({a.name: sample(a) for a in kind.args}, FABRIC))
+    handle = kind.inject(faults, **kind.read(samples(kind), FABRIC))
     changed = emu.downs or emu.qdiscs
     assert changed, f"{kind.name} changed nothing"
     assert handle.note and handle.in_place == (kind.lasts({a.name: sample(a) for a in kind.args}) is None)
@@ -182,7 +200,7 @@ def test_every_kind_injects_and_repairs_on_a_fake(faults, kind):
 
 def test_repair_all_undoes_every_kind_still_in_place(faults):
     for kind in kinds():
-        kind.inject(faults, **kind.read({a.name: sample(a) for a in kind.args}, FABRIC))
+        kind.inject(faults, **kind.read(samples(kind), FABRIC))
     assert faults.in_place
     faults.repair_all()
     assert not faults.in_place and not faults.emu.down and not faults.emu.qdiscs

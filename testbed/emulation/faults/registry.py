@@ -4,6 +4,7 @@ and one `register` line here, or a `register` call of the user's own (a `--custo
 installed package's `hpn_testbed.fault_kinds` entry point, loaded at the first read)."""
 from __future__ import annotations
 
+from testbed.emulation.faults.impair import Impair
 from testbed.emulation.faults.kinds import FaultKind, Registry
 from testbed.emulation.faults.library import Flap, LinkDown, OneWay, SwitchDown
 
@@ -15,6 +16,7 @@ register(LinkDown())
 register(Flap())
 register(OneWay())
 register(SwitchDown())
+register(Impair())
 
 
 def kinds() -> list[FaultKind]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import threading
 import time
@@ -30,6 +31,7 @@ from testbed.emulation.run.processes import exited, owns, start_time
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
 ROOT = Path(os.environ.get("HPN_RUN_DIR") or MACHINE_ROOT)
 LOCK_FILE = MACHINE_ROOT / "lock"
+OUTSIDE = "outside.jsonl"   # what other processes recorded for this run (add_outside)
 LISTS = ("pids", "bridges", "root_intfs", "nft_tables", "dirs", "knobs")   # knobs: rcu.py, sendbuf.py
 
 
@@ -74,6 +76,32 @@ class RunState:
         with self._lock:   # collectives spawn their agents from several threads
             self.data[key].extend(items)
             self.save()
+
+    def add_outside(self, key: str, item: str) -> None:
+        """Record `item` under `key` from a process other than the run's owner (`hpn-testbed link
+        impair`): a line appended to a file of its own (OUTSIDE), since the owner rewrites
+        state.json whole; `listed` reads both."""
+        fd = os.open(self.file(OUTSIDE), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            os.write(fd, (json.dumps([key, item]) + "\n").encode())
+        finally:
+            os.close(fd)
+
+    def listed(self, key: str) -> list[str]:
+        """`key`'s items: state.json's, then those other processes added (names, each once)."""
+        try:
+            lines = self.file(OUTSIDE).read_text()[:files.STATE_MAX].splitlines()
+        except OSError:
+            lines = []
+        outside = []
+        for line in lines:
+            try:
+                k, item = json.loads(line)
+            except ValueError:
+                continue       # a line cut short: nothing to act on
+            if k == key and isinstance(item, str):
+                outside.append(item)
+        return list(dict.fromkeys([*self.data[key], *outside]))
 
     @classmethod
     def load(cls, path: Path) -> RunState:
@@ -122,14 +150,14 @@ def _malformed(data) -> str | None:
     return _about_problem(data.get("about", {})) or _servers_problem(data.get("servers"))
 
 
-ABOUT = {"family": str, "datapath": str, "switches": int, "hosts": int, "nics": int}
+ABOUT = {"family": str, "datapath": str, "switches": int, "hosts": int, "nics": int, "queue_bytes": int}
 
 
 def _about_problem(about) -> str | None:
     if not (isinstance(about, dict) and all(
             v is None or (isinstance(v, ABOUT[k]) and (ABOUT[k] is str or _int_or_none(v)))
             for k, v in about.items() if k in ABOUT)):
-        return "about is not {family, switches, hosts, nics, datapath}"
+        return "about is not {family, switches, hosts, nics, datapath, queue_bytes}"
     return None
 
 

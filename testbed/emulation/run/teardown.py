@@ -40,7 +40,7 @@ def _interfaces(state: RunState) -> list[str]:
 
 
 def _nft_tables(state: RunState) -> list[str]:
-    return [f"nft table {table}" for table in state.data["nft_tables"]
+    return [f"nft table {table}" for table in state.listed("nft_tables")
             if sh.ok(["nft", "delete", "table", *table.split()])]
 
 
