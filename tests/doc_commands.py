@@ -144,6 +144,7 @@ def parse_only(cmd: Command) -> str | None:
         "job": "builds a fabric and runs a job's ranks (tests/integration/test_jobs.py)",
         "trace": "needs a running fabric (tests/integration/test_shell.py, test_routing.py)",
         "capture": "needs a running fabric (tests/integration/test_capture.py)",
+        "top": "needs a running fabric (tests/integration/test_top.py)",
         "servers": "starts or removes namespace servers, installing openssh the first time "
                    "(tests/integration/test_servers.py)",
     }.get(head, "unclassified: add it to tests/doc_commands.py")
