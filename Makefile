@@ -82,10 +82,12 @@ define run_lane
 endef
 
 test: setup
+	@bash scripts/install.sh --test
 	$(run_tests)
 	$(run_lane)
 
 test-fast: setup
+	@bash scripts/install.sh --test
 	$(run_tests)
 
 test-lane: setup

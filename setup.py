@@ -15,7 +15,8 @@ setup(
                 "3-tier Clos) on Mininet + Open vSwitch with an os-ken controller",
     python_requires=">=3.10",   # tests/unit/test_python_versions.py holds the code to it
     packages=find_packages(include=PACKAGES + [p + ".*" for p in PACKAGES]),
-    package_data={"testbed": ["model/families/*.toml"]},   # the file family's default topology
+    package_data={"testbed": ["model/families/*.toml",    # the file family's default topology
+                           "cli/top.html"]},           # top --web's page
     install_requires=[
         "os-ken>=4.0",   # 4.x: native-thread hub, no osken-manager (controller/launcher.py)
         "scapy",         # reads and builds frames: the tests check our hand-built ARP with it

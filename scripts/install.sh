@@ -7,7 +7,8 @@
 #                                      runs this itself the first time): installed with a
 #                                      policy-rc.d that refuses every service, and sshd's units
 #                                      disabled afterwards, so no sshd is started or enabled
-#   scripts/install.sh --packages [default|servers|all]   print the apt packages, install nothing
+#   scripts/install.sh --test          what only the tests need (a headless browser; `make test`)
+#   scripts/install.sh --packages [default|servers|test|all]   print the apt packages, install nothing
 #
 # Steps, each done only when needed and announced with one line:
 #   1. apt packages (checked with dpkg-query; `apt-get update` only if one is missing; if the
@@ -37,6 +38,9 @@ APT_PKGS=(mininet openvswitch-switch iperf3 iputils-ping nftables ethtool tcpdum
 # What only `hpn-testbed servers up` needs (its own sshd per namespace server, ssh, sudo for
 # Mininet Cluster Edition's remote commands): installed by `--servers`, on first use.
 SERVER_PKGS=(openssh-server openssh-client sudo)
+# What only the tests need beyond those: a headless browser for `top --web`'s page
+# (tests/integration/test_top.py): installed by `--test` (`make test` runs it).
+TEST_PKGS=(chromium)
 
 say() { echo "install: $*"; }
 die() { echo "install: error: $*" >&2; exit 1; }
@@ -88,8 +92,9 @@ case "${1:-}" in
     case "${2:-default}" in
       default) echo "${APT_PKGS[*]}" ;;
       servers) echo "${SERVER_PKGS[*]}" ;;
-      all) echo "${APT_PKGS[*]} ${SERVER_PKGS[*]}" ;;
-      *) die "--packages takes default, servers or all" ;;
+      test) echo "${TEST_PKGS[*]}" ;;
+      all) echo "${APT_PKGS[*]} ${SERVER_PKGS[*]} ${TEST_PKGS[*]}" ;;
+      *) die "--packages takes default, servers, test or all" ;;
     esac
     exit 0 ;;
   --servers)
@@ -116,7 +121,11 @@ case "${1:-}" in
     fi
     say "installed ${missing[*]}; no service started or enabled (sshd runs only in the namespace servers)"
     exit 0 ;;
-  *) die "usage: $0 [--servers | --packages [default|servers|all]]" ;;
+  --test)
+    mapfile -t missing < <(missing_of "${TEST_PKGS[@]}")
+    [ "${#missing[@]}" = 0 ] || apt_install "${missing[@]}"
+    exit 0 ;;
+  *) die "usage: $0 [--servers | --test | --packages [default|servers|test|all]]" ;;
 esac
 
 mapfile -t missing < <(missing_of "${APT_PKGS[@]}")

@@ -145,6 +145,7 @@ def parse_only(cmd: Command) -> str | None:
         "trace": "needs a running fabric (tests/integration/test_shell.py, test_routing.py)",
         "capture": "needs a running fabric (tests/integration/test_capture.py)",
         "link": "needs a running fabric (tests/integration/test_impair.py)",
+        "top": "needs a running fabric (tests/integration/test_top.py)",
         "servers": "starts or removes namespace servers, installing openssh the first time "
                    "(tests/integration/test_servers.py)",
     }.get(head, "unclassified: add it to tests/doc_commands.py")

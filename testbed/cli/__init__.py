@@ -12,11 +12,12 @@ import argparse
 import signal
 import sys
 
-from testbed.cli import capture, clean, doctor, job, lab, link, output, ps, runs, servers, topo, trace, up
+from testbed.cli import capture, clean, doctor, job, lab, link, output, ps, runs, servers
+from testbed.cli import top, topo, trace, up
 from testbed.core import interrupts, progress
 from testbed.core.errors import ParamError, TestbedError
 
-SUBCOMMANDS = (doctor, topo, up, ps, trace, capture, link, runs, job, lab, servers, clean)
+SUBCOMMANDS = (doctor, topo, up, ps, top, trace, capture, link, runs, job, lab, servers, clean)
 SIGPIPE_STATUS = 128 + signal.SIGPIPE
 PROGRESS = ("Long work (a bring-up's phases, a scenario's, the tour's and --repeat's k of N with an "
             "ETA) shows its progress on stderr: a live status line on a terminal, one timestamped "

@@ -28,7 +28,8 @@ def test_the_default_install_has_no_sshd_and_no_sudo():
     assert {"mininet", "openvswitch-switch", "iperf3"} <= default
     assert not default & SERVER_PKGS, "openssh-server starts a system sshd: not for `make setup`"
     assert extra == SERVER_PKGS
-    assert packages("all") == default | extra
+    assert packages("test") == {"chromium"} and not packages("test") & (default | extra)
+    assert packages("all") == default | extra | packages("test")
 
 
 def test_servers_up_installs_its_packages_through_install_sh(monkeypatch):
