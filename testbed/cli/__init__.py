@@ -12,8 +12,22 @@ import argparse
 import signal
 import sys
 
-from testbed.cli import capture, clean, doctor, job, lab, link, output, ps, runs, servers
-from testbed.cli import top, topo, trace, up
+from testbed.cli import (
+    capture,
+    clean,
+    doctor,
+    job,
+    lab,
+    link,
+    output,
+    ps,
+    runs,
+    servers,
+    top,
+    topo,
+    trace,
+    up,
+)
 from testbed.core import interrupts, progress
 from testbed.core.errors import ParamError, TestbedError
 

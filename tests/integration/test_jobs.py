@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from testbed.emulation import netdevs, runstate
+from testbed.emulation.net import netdevs
+from testbed.emulation.run import runstate
 from testbed.workload.jobrun import run_job
 from testbed.workload.jobs import Job
 
