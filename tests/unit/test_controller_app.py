@@ -4,6 +4,7 @@ list, the bridges' OpenFlow versions, the hosts' bare routing, our pipeline besi
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,16 @@ ROOT = Path(__file__).resolve().parents[2]
 TREE = str(ROOT / "examples" / "tree.toml")
 NO_APP = "from os_ken.base import app_manager\n\nBase = app_manager.OSKenApp   # imported, not defined\n"
 RAISES = "raise RuntimeError('no config here')\n"
+SYNTAX = "def broken(:\n    pass\n"
+LOUD = ("import atexit, sys\nfrom os_ken.base import app_manager\n\n"
+        "class Loud(app_manager.OSKenApp):\n    pass\n\n"
+        "print('{\"class\": \"Forged\"}')\n"
+        "atexit.register(lambda: sys.stdout.write('x' * 5_000_000 + '\\n{\"versions\": 7}\\n'))\n")
+FORKS = ("import os, sys, time\nfrom os_ken.base import app_manager\n\n"
+         "class Forks(app_manager.OSKenApp):\n    pass\n\n"
+         "if os.fork() == 0:\n"
+         "    open(os.environ['PIDFILE'], 'w').write(str(os.getpid()))\n"
+         "    time.sleep(600)\n    os._exit(0)\n")
 
 
 def up(tmp_path, *args):
@@ -46,6 +57,10 @@ BAD = {
                              "defines no OSKenApp subclass"),
     "raises at import": (lambda t: ["--controller-app", app_file(t, "boom.py", RAISES)],
                          "importing it raised RuntimeError: no config here"),
+    "empty": (lambda t: ["--controller-app", ""], "--controller-app: empty"),
+    "blank": (lambda t: ["--controller-app", "  "], "--controller-app: empty"),
+    "syntax error": (lambda t: ["--controller-app", app_file(t, "syntax.py", SYNTAX)],
+                     "a syntax error at line 1"),
     "beside but OpenFlow 1.3 only": (lambda t: ["--controller-app", str(ROOT / "examples" / "l2_switch.py"),
                                                 "--beside"], "must accept OpenFlow 1.5"),
     "beside alone": (lambda t: ["--beside"], "--beside: only with --controller-app"),
@@ -76,6 +91,25 @@ def test_a_good_app_is_described_by_its_class_and_versions():
     assert alone.cls == "LearningSwitch" and alone.bridge_protocols() == "OpenFlow13,OpenFlow15"
     assert controller_app.ControllerApp("m", "osken:m").bridge_protocols() == \
         "OpenFlow10,OpenFlow12,OpenFlow13,OpenFlow14,OpenFlow15"      # none declared: any
+
+
+def test_what_an_app_prints_at_import_or_exit_never_mixes_with_the_checks_answer(tmp_path):
+    app = controller_app.checked(app_file(tmp_path, "loud.py", LOUD))
+    assert app.cls == "Loud" and app.versions == controller_app.OSKEN_VERSIONS
+
+
+def test_a_process_an_app_forks_while_checked_does_not_outlive_the_check(tmp_path, monkeypatch):
+    pidfile = tmp_path / "child.pid"
+    monkeypatch.setenv("PIDFILE", str(pidfile))
+    assert controller_app.checked(app_file(tmp_path, "forks.py", FORKS)).cls == "Forks"
+    pid = int(pidfile.read_text()) if pidfile.exists() else None
+    for _ in range(200):      # killed with the check's group; gone once init reaps it
+        if pid is None or not Path(f"/proc/{pid}").exists() or \
+                Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError(f"the app's child {pid} outlived the check")
 
 
 def test_a_path_with_a_comma_is_refused(tmp_path):

@@ -21,8 +21,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +36,7 @@ OSKEN_PREFIX = "osken:"
 EXAMPLE = "osken:mypackage.myapp"
 MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 CHECK_TIMEOUT_S = 30.0
+ANSWER_MAX = 65536                    # bytes of the check's answer read at most
 OF15 = 6                              # the wire version of OpenFlow 1.5: what our app speaks
 OSKEN_VERSIONS = (1, 3, 4, 5, 6)      # OpenFlow 1.0, 1.2, 1.3, 1.4, 1.5 (os-ken's ofproto)
 OVS_NAMES = {1: "OpenFlow10", 3: "OpenFlow12", 4: "OpenFlow13", 5: "OpenFlow14", 6: "OpenFlow15"}
@@ -80,32 +84,84 @@ def parse(spec: str, beside: bool = False) -> ControllerApp:
 
 def inspect(app: ControllerApp) -> ControllerApp:
     """`app` with its class and OpenFlow versions, from `python -m controller.appcheck` (which
-    imports it in a process of its own); ParamError (one line) if it is no runnable app."""
+    imports it in a process of its own and answers on a pipe); ParamError (one line) if it is no
+    runnable app. What the app prints is discarded; whatever it started (a fork, a thread that
+    outlives the import) is ended with the check's own process group."""
     where = f"--controller-app {app.label}"
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1",
                PYTHONPATH=f"{PROJECT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    answer = _ask([sys.executable, "-m", "controller.appcheck", app.target], env, where)
     try:
-        done = subprocess.run([sys.executable, "-m", "controller.appcheck", app.target], env=env,
-                              cwd=PROJECT, capture_output=True, text=True, timeout=CHECK_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    except subprocess.TimeoutExpired:
-        raise ParamError(f"{where}: importing it took over {CHECK_TIMEOUT_S:.0f} s") from None
-    lines = done.stdout.strip().splitlines()
-    if done.returncode != 0 or not lines:
-        why = (done.stderr.strip().splitlines() or [f"the check exited {done.returncode}"])[-1]
-        raise ParamError(f"{where}: {why}")
-    found = json.loads(lines[-1])
-    versions = tuple(found["versions"]) if found["versions"] is not None else OSKEN_VERSIONS
+        found = json.loads(answer)
+        if "error" in found:
+            raise ParamError(f"{where}: {str(found['error']).splitlines()[0]}")
+        versions = (OSKEN_VERSIONS if found["versions"] is None
+                    else tuple(int(v) for v in found["versions"]))
+        cls = str(found["class"])
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        raise ParamError(f"{where}: the check gave no answer (the app ended it)") from None
     if app.beside and OF15 not in versions:
-        raise ParamError(f"{where} --beside: {found['class']} speaks OpenFlow "
+        raise ParamError(f"{where} --beside: {cls} speaks OpenFlow "
                          f"{', '.join(OVS_NAMES.get(v, str(v)) for v in versions)} only; beside ours "
                          "it must accept OpenFlow 1.5 (OFP_VERSIONS)")
-    return ControllerApp(app.target, app.label, app.beside, found["class"], versions)
+    return ControllerApp(app.target, app.label, app.beside, cls, versions)
+
+
+def _ask(argv: list[str], env: dict, where: str) -> str:
+    """Run the check `argv` + [FD] in a session of its own, its stdout and stderr discarded;
+    its answer, at most ANSWER_MAX bytes read from the pipe FD. The check's process group is
+    killed when it answers, times out or we are interrupted, so nothing it began outlives it."""
+    read_fd, write_fd = os.pipe()
+    try:
+        proc = subprocess.Popen([*argv, str(write_fd)], env=env, cwd=PROJECT, pass_fds=(write_fd,),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            answer = _read_until(pipe, proc, CHECK_TIMEOUT_S)
+        if answer is None:
+            raise ParamError(f"{where}: importing it took over {CHECK_TIMEOUT_S:.0f} s")
+        return answer.decode(errors="replace")
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)    # the group we made: the check and its forks
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _read_until(pipe, proc, timeout: float) -> bytes | None:
+    """What the check wrote before closing its end (or ending), at most ANSWER_MAX bytes; None
+    if `timeout` passed first."""
+    deadline = time.monotonic() + timeout
+    got = b""
+    while len(got) < ANSWER_MAX:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([pipe], [], [], min(left, 0.5))
+        if ready:
+            chunk = os.read(pipe.fileno(), ANSWER_MAX - len(got))
+            if not chunk:
+                break
+            got += chunk
+            if got.endswith(b"\n"):
+                break
+        elif proc.poll() is not None and not select.select([pipe], [], [], 0)[0]:
+            break
+    return got
 
 
 def checked(spec: str | None, beside: bool = False) -> ControllerApp | None:
-    """parse() and inspect() of `spec` (None: our controller alone)."""
-    if not spec:
+    """parse() and inspect() of `spec` (None: our controller alone; "" is refused)."""
+    if spec is not None and not spec.strip():
+        raise ParamError("--controller-app: empty; give FILE.py or osken:MODULE")
+    if spec is None:
         if beside:
             raise ParamError("--beside: only with --controller-app (it runs that app beside ours)")
         return None

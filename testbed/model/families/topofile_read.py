@@ -22,6 +22,7 @@ HOST_KEYS = ("name", "nics", "ports", "rails")
 CABLE_KEYS = ("a", "b", "gbps")
 NAME = re.compile(r"^[a-z][a-z0-9]*$")        # interface names are NAME-ethN, NAME-nIpJ
 MAX_HOSTS = HOSTS_PER_OCTET * IP_OCTET         # 10.nic.(h // 250).(h % 250 + 1)
+MAX_TITLE = 200                                  # characters of a topology's display name
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,10 @@ def read(path: str, radix: int = 64) -> Topology:
     keys(problems, "", data, TOP_KEYS)
     own_radix = number(problems, "", data, "radix", int, None, (2, 65280))
     gbps = number(problems, "", data, "gbps", float, 100.0, (0.001, 51200))
+    title = data.get("name", path)
+    if not isinstance(title, str) or not title.isprintable() or len(title) > MAX_TITLE:
+        problems.add("", f"name: {str(title)[:40]!r}: a printable string of at most {MAX_TITLE} "
+                         "characters")
     switches = [switch(problems, f"[[switch]] {i}", s)
                 for i, s in enumerate(tables(problems, data, "switch"), 1)]
     hosts = [host(problems, f"[[host]] {i}", h) for i, h in enumerate(tables(problems, data, "host"), 1)]
@@ -95,7 +100,7 @@ def read(path: str, radix: int = 64) -> Topology:
     nodes = {**{s.name: s for s in switches}, **{h.name: h for h in hosts}}
     cables = [cable(problems, f"[[cable]] {i}", c, nodes, gbps)
               for i, c in enumerate(tables(problems, data, "cable"), 1)]
-    topo = Topology(path, str(data.get("name", path)), own_radix, tuple(switches), tuple(hosts),
+    topo = Topology(path, str(title), own_radix, tuple(switches), tuple(hosts),
                     tuple(c for c in cables if c))
     problems.raise_any()
     check_ports(problems, topo, topo.radix or radix)
@@ -144,7 +149,7 @@ def named(problems: Problems, where: str, data: dict) -> str | None:
 def switch(problems: Problems, where: str, data: dict) -> SwitchEntry | None:
     keys(problems, where, data, SWITCH_KEYS)
     name, role = named(problems, where, data), data.get("role")
-    if role not in TIERS:
+    if not isinstance(role, str) or role not in TIERS:
         problems.add(where, f"role: {role!r}: choose from {', '.join(TIERS)}")
         return None
     tier = number(problems, where, data, "tier", int, TIERS[role], (1, 3))
