@@ -112,6 +112,7 @@ def routing_options(args, fabric, policy_settings: dict | None = None) -> dict:
     """The routing options of `up` (see testbed/model/policies), checked before anything is built:
     --ecmp, --core, --policy, --pair and the policy's own options given with --set."""
     from testbed.model.policies import normalize
+    from testbed.model.policies.options import check_routes
     routing = {key: getattr(args, key) for key in ("ecmp", "core", "policy") if getattr(args, key, None)}
     routing.update(policy_settings or {})
     pairs = getattr(args, "pair", None) or []
@@ -122,7 +123,7 @@ def routing_options(args, fabric, policy_settings: dict | None = None) -> dict:
             if not sep:
                 raise ParamError(f"--pair {pair!r}: expected SRC,DST")
             routing["matrix"].append([src.strip(), dst.strip()])
-    normalize(fabric, routing)   # ParamError on a bad option
+    check_routes(fabric, normalize(fabric, routing))   # ParamError on a bad option or route
     return routing
 
 

@@ -2,6 +2,8 @@
 `up --policy adaptive --set interval=2` sets the policy's interval (it used to blame the
 family), `[routing] interval = 2` likewise; a bad value names the option; an option of another
 policy is refused in one line. In-process, with the fuzz tests' tripwires: nothing is built."""
+import dataclasses
+
 import pytest
 
 from testbed.cli import main
@@ -62,3 +64,32 @@ def test_an_experiment_files_routing_table_takes_the_policys_options(extra, ok, 
     status = main(["run", str(path), "--check"])
     err = capsys.readouterr().err
     assert (status == 0) is ok, err
+
+
+def _policy(name, routes):
+    from testbed.model.policies import RoutingPolicy
+
+    class P(RoutingPolicy):
+        summary = "a throwaway policy of the tests"
+
+        def routes(self, fabric, base, core, opts):
+            return routes(base)
+    P.name = name
+    return P()
+
+
+@pytest.mark.parametrize("name, routes, says", [
+    ("to-nowhere", lambda base: [dataclasses.replace(r, ports=(999,)) for r in base],
+     "leaves by ports [999]: ports it does not have"),
+    ("no-such-switch", lambda base: [dataclasses.replace(r, switch="ghost") for r in base],
+     "a switch this fabric does not have"),
+    ("crashes", lambda base: 1 / 0, "its routes raised ZeroDivisionError"),
+])
+def test_a_policy_whose_routes_leave_the_fabric_is_refused_before_anything_is_built(
+        name, routes, says, monkeypatch, capsys, registries_restored):
+    from testbed.model.policies import register
+    register(_policy(name, routes))
+    trip_past_checks(monkeypatch)
+    assert main(["up", "hpn", "--policy", name, "--check"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1, err
