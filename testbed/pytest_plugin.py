@@ -63,10 +63,12 @@ def ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    if needs_fabric(item) and problem():
-        pytest.skip(problem())
+def pytest_collection_modifyitems(items):
+    """A fabric test where no fabric can come up is marked skipped with the reason, so that
+    pytest reports the skip at the test's own line, not at this plugin's."""
+    for item in items:
+        if needs_fabric(item) and problem():
+            item.add_marker(pytest.mark.skip(reason=problem()))
 
 
 @pytest.hookimpl(hookwrapper=True)

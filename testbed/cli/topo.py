@@ -120,6 +120,9 @@ def cmd_topo_show(args) -> int:
         con.print(f"oversub. below 1:1 ({', '.join(under)}): more capacity up than down; the "
                   "scaled-down fabric has fewer hosts under a switch than the paper's (--preset "
                   "segment: a full one)")
+    peers = [r for r, t in summary["tiers"].items() if t.get("peer_gbps")]
+    if peers:
+        con.print(f"cables within a tier ({', '.join(peers)}): counted neither up nor down")
     e = summary["equal_cost_paths"]
     con.print(f"equal-cost paths {e['src']} -> {e['dst']}: {e['paths']}")
     if args.png:

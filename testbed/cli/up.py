@@ -92,10 +92,29 @@ def servers_of(args) -> tuple[str, ...]:
     return tuple(servers or ())
 
 
-def routing_options(args, fabric) -> dict:
-    """The routing options of `up` (see testbed/model/policies), checked before anything is built."""
+def split_settings(args) -> tuple[dict, dict]:
+    """`--set` (after the --preset) as (the family's parameters, the chosen policy's options):
+    a key the family does not have but `--policy` declares is a routing option, so that
+    `--policy adaptive --set interval=0.5` sets the policy's interval."""
+    import dataclasses
+
+    from testbed.model.families import get
+    from testbed.model.policies import registry
+    settings = fabric_settings(args)
+    fields = {f.name for f in dataclasses.fields(get(args.family).params)}
+    policy = registry.get(getattr(args, "policy", None) or registry.names()[0])
+    own = {o.name for o in policy.options} - fields
+    return ({k: v for k, v in settings.items() if k not in own},
+            {k: v for k, v in settings.items() if k in own})
+
+
+def routing_options(args, fabric, policy_settings: dict | None = None) -> dict:
+    """The routing options of `up` (see testbed/model/policies), checked before anything is built:
+    --ecmp, --core, --policy, --pair and the policy's own options given with --set."""
     from testbed.model.policies import normalize
+    from testbed.model.policies.options import check_routes
     routing = {key: getattr(args, key) for key in ("ecmp", "core", "policy") if getattr(args, key, None)}
+    routing.update(policy_settings or {})
     pairs = getattr(args, "pair", None) or []
     if pairs:
         routing["matrix"] = []
@@ -104,7 +123,7 @@ def routing_options(args, fabric) -> dict:
             if not sep:
                 raise ParamError(f"--pair {pair!r}: expected SRC,DST")
             routing["matrix"].append([src.strip(), dst.strip()])
-    normalize(fabric, routing)   # ParamError on a bad option
+    check_routes(fabric, normalize(fabric, routing))   # ParamError on a bad option or route
     return routing
 
 
@@ -141,12 +160,13 @@ def prepare(args):
     from testbed.model import make_fabric, wiring
     system.check_settings()            # HPN_MTU, HPN_OVS_SNDBUF
     refuse_meaningless(args)
-    fab = make_fabric(args.family, fabric_settings(args))
+    settings, policy_settings = split_settings(args)
+    fab = make_fabric(args.family, settings)
     if args.detector and not any(len(n.ports) > 1 for n in fab.nics()):
         raise ParamError(f"--detector: no NIC of this {fab.family} fabric has two ports (the "
                          "detector takes a silent port out of a dual-ported NIC's bond)")
     wiring.parse_swaps(fab, list(args.miswire))
-    routing = routing_options(args, fab)
+    routing = routing_options(args, fab, policy_settings)
     return fab, Options(routing=routing, detector=args.detector, miswire=tuple(args.miswire),
                         controller_app=controller_app_of(args))
 

@@ -35,7 +35,8 @@ def load(path: str) -> Spec:
 
     load_custom(top)
     fab, family, settings = read_fabric(reader("fabric", 1, top.get("fabric", dict, required=True), None))
-    routing, detector = read_routing(reader("routing", 1, top.get("routing", dict, {}), ROUTING_KEYS), fab)
+    table = top.get("routing", dict, {})
+    routing, detector = read_routing(reader("routing", 1, table, ROUTING_KEYS + policy_keys(table)), fab)
     entries = tables(top, "traffic", required=True)
     if len(entries) > MAX_TRAFFIC:     # each takes 20 server ports from 5201: they must stay ports
         top.fail("traffic", f"{len(entries)} [[traffic]] entries: at most {MAX_TRAFFIC}")
@@ -123,9 +124,21 @@ def read_fabric(r: Reader):
         r.fail(key_in(str(e), settings) or ("preset" if name and "preset" in str(e) else None), str(e))
 
 
+def policy_keys(table: dict) -> tuple[str, ...]:
+    """The options of the policy a [routing] table names (none if it names none or an unknown
+    one: read_routing then says what is wrong)."""
+    from testbed.model.policies import registry
+    try:
+        policy = registry.get(table.get("policy", registry.names()[0]))
+    except ParamError:
+        return ()
+    return tuple(o.name for o in policy.options if o.name != "matrix")
+
+
 def read_routing(r: Reader, fab) -> tuple[dict, bool]:
     from testbed.model.policies import normalize
     routing = {k: r.get(k, str) for k in ("ecmp", "policy", "core") if k in r.data}
+    routing.update({k: v for k, v in r.data.items() if k not in ROUTING_KEYS})   # the policy's own
     if "matrix" in r.data:
         routing["matrix"] = r.get("matrix", list)
         if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p)

@@ -260,10 +260,18 @@ class Fabric:
                 if parts[src.name] & parts[dst.name]]
 
     def summary(self) -> dict:
-        """Counts per tier and oversubscription per tier, for `topo show`."""
+        """Counts per tier and oversubscription per tier, for `topo show`. A cable between two
+        switches of one tier (a topology file may have one) is neither up nor down: it is
+        counted as `peer_gbps` of both, outside the oversubscription."""
         down: dict[str, float] = defaultdict(float)
         up: dict[str, float] = defaultdict(float)
+        peer: dict[str, float] = defaultdict(float)
+        sw = self.switches
         for l in self.links:   # one pass: summaries of paper-scale fabrics stay fast
+            if l.a in sw and l.b in sw and sw[l.a].tier == sw[l.b].tier:
+                peer[l.a] += l.gbps
+                peer[l.b] += l.gbps
+                continue
             down[l.b] += l.gbps
             up[l.a] += l.gbps
         tiers: dict[str, dict] = {}
@@ -275,6 +283,7 @@ class Fabric:
                 "ports_per_switch": max(self.ports_of(m) for m in members),
                 "down_gbps": round(d, 3), "up_gbps": round(u, 3),
                 "oversubscription": round(d / u, 3) if u else None,
+                "peer_gbps": round(sum(peer[m] for m in members), 3),
             }
         nics = self.nics()
         return {

@@ -36,3 +36,5 @@ def test_no_fabric_here_skips_and_fails_under_ci(tmp_path, ci, status, outcome):
     done = user_run(tmp_path, ci)
     assert done.returncode == status, done.stdout
     assert outcome in done.stdout and "a fabric needs root" in done.stdout
+    if not ci:      # the skip is reported at the user's test, not inside the plugin
+        assert "test_my_fabric.py:" in done.stdout and "pytest_plugin.py" not in done.stdout, done.stdout

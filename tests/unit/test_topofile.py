@@ -99,3 +99,17 @@ def test_the_file_radix_is_the_one_the_fabric_is_held_to(tmp_path, capsys):
     path.write_text(path.read_text().replace("radix = 256", "radix = 32"))
     assert main(["topo", "show", "file", "--set", f"topology={path}"]) == 2
     assert "70 cables: over the radix (32" in capsys.readouterr().err
+
+
+def test_a_cable_between_two_spines_is_neither_up_nor_down(tmp_path):
+    """Issue 40 item 12: a spine-to-spine cable was counted as a spine uplink ("oversub. 7:1")."""
+    text = (EXAMPLE.parent / "tree.toml").read_text().replace(
+        '[[switch]]\nname = "root"\nrole = "spine"',
+        '[[switch]]\nname = "root"\nrole = "spine"\n[[switch]]\nname = "root2"\nrole = "spine"')
+    text += ('\n[[cable]]\na = "leaf0"\nb = "root2"\n[[cable]]\na = "leaf1"\nb = "root2"\n'
+             '[[cable]]\na = "root"\nb = "root2"\n')
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    spine = make_fabric("file", {"topology": str(path)}).summary()["tiers"]["spine"]
+    assert spine["up_gbps"] == 0 and spine["oversubscription"] is None
+    assert spine["peer_gbps"] == 2 * spine["down_gbps"] / 4

@@ -78,3 +78,28 @@ def normalize(fabric: Fabric, routing: dict | None) -> Routing:
     options = {name: o.parse(fabric, r[name]) if name in r else o.parse(fabric, o.default)
                for name, o in own.items()}
     return Routing(r["ecmp"], r["core"], policy, options)
+
+
+def check_routes(fabric: Fabric, routing: Routing) -> None:
+    """The chosen policy's routes on the settled fabric, tried before anything is built: each
+    must name a switch of the fabric and next-hop ports it has (ParamError naming the first that
+    does not), so that a user's policy that returns a port that does not exist is refused in one
+    line, not installed as a rule to nowhere."""
+    from testbed.model.policies.forwarding import all_routes
+    base = all_routes(fabric)
+    try:
+        routes = routing.routes(fabric, base, routing.core_rules(fabric, base))
+    except ParamError:
+        raise
+    except Exception as e:    # a user's policy that fails on this fabric: say so, in one line
+        raise ParamError(f"routing policy={routing.policy.name!r}: its routes raised "
+                         f"{type(e).__name__}: {e}".splitlines()[0]) from None
+    for r in routes:
+        bad = r.switch not in fabric.switches or not r.ports or any(
+            not isinstance(p, int) or isinstance(p, bool) or not 1 <= p <= fabric.ports_of(r.switch)
+            for p in r.ports)
+        if bad:
+            which = "a switch this fabric does not have" if r.switch not in fabric.switches else \
+                "ports it does not have"
+            raise ParamError(f"routing policy={routing.policy.name!r}: a route on {r.switch!r} toward "
+                             f"{r.ip} leaves by ports {list(r.ports)!r}: {which}")
