@@ -33,6 +33,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "register_family": ("testbed.model.families", "register"),
     "RoutingPolicy": ("testbed.model.policies", "RoutingPolicy"),
     "register_policy": ("testbed.model.policies", "register"),
+    "Route": ("testbed.model.routing", "Route"),
+    "Number": ("testbed.model.policies.base", "Number"),
+    # writing a family (docs/extending.md): its counts and its full-scale budget
+    "Size": ("testbed.model.limits", "Size"),
+    "Budget": ("testbed.model.families.family", "Budget"),
     # plug-ins
     "load_plugin": ("testbed.core.plugins", "load"),
     # a running fabric
@@ -64,11 +69,12 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "register_scenario": ("testbed.scenario.catalog", "register"),
 }
 
-__all__ = ["Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow", "Job",
-           "Judgement", "Knobs", "Options", "ParamError", "Params", "RoutingPolicy", "Sampler",
-           "Scenario", "TestbedError", "load_plugin", "make_emulation", "make_fabric",
-           "ping_all", "port_bytes", "received_mbps", "register_family", "register_fault_kind",
-           "register_policy", "register_scenario", "run_checks", "run_flows", "run_job", "verdict"]
+__all__ = ["Budget", "Emulation", "Fabric", "Family", "FaultArg", "FaultKind", "Faults", "Flow",
+           "Job", "Judgement", "Knobs", "Number", "Options", "ParamError", "Params", "Route",
+           "RoutingPolicy", "Sampler", "Scenario", "Size", "TestbedError", "load_plugin",
+           "make_emulation", "make_fabric", "ping_all", "port_bytes", "received_mbps",
+           "register_family", "register_fault_kind", "register_policy", "register_scenario",
+           "run_checks", "run_flows", "run_job", "verdict"]
 # (__all__ is sorted(_EXPORTS), written out for linters: tests/unit/test_api.py holds them equal)
 
 

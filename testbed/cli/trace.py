@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from rich.markup import escape
+
 from testbed.cli.output import console, print_json, table
 from testbed.core import files
 from testbed.core.errors import ParamError
@@ -57,14 +59,46 @@ def cmd_trace(args) -> int:
     else:
         hosts, appctl = {name: AttachedHost(pid) for name, pid in state.data["hosts"].items()}, local_appctl
     hops = trace(fab, hosts, src, dst, args.proto, args.sport, args.dport, appctl)
+    warning = changing(controller_status(state), hops)
     if args.json:
         print_json({"src": src.ip, "dst": dst.ip, "proto": args.proto, "sport": args.sport,
-                    "dport": args.dport,
+                    "dport": args.dport, "routes_changing": warning,
                     "hops": [{"switch": h.switch, "in_port": h.in_port, "out_port": h.out_port}
                              for h in hops]})
     else:
-        console().print(table(f"{src.ip}:{args.sport} -> {dst.ip}:{args.dport} {args.proto}",
-                              ["hop", "switch", "in port", "out port"],
-                              [(i + 1, h.switch, h.in_port, h.out_port if h.out_port else "drop")
-                               for i, h in enumerate(hops)]))
+        con = console()
+        con.print(table(f"{src.ip}:{args.sport} -> {dst.ip}:{args.dport} {args.proto}",
+                        ["hop", "switch", "in port", "out port"],
+                        [(i + 1, h.switch, h.in_port, h.out_port if h.out_port else "drop")
+                         for i, h in enumerate(hops)]))
+        if warning:
+            con.print(f"[yellow]routes are still changing: {escape(warning)}; trace again in a "
+                      "moment[/yellow]")
     return 0 if hops and hops[-1].out_port else 1
+
+
+def controller_status(state):
+    """The controller's last status of the run (testbed/model/contract.py), or None (a bare
+    fabric run by a user's app writes none)."""
+    from testbed.model.contract import ControllerStatus
+    try:
+        data = files.load_json(state.file("status.json"), "controller status", files.STATE_MAX)
+    except ParamError:
+        return None
+    status = ControllerStatus.from_json(data)
+    return status if status.written else None
+
+
+def changing(status, hops) -> str | None:
+    """Why the traced path may not be the one the fabric settles on, or None: the controller
+    has rules still to recompute, or a hop leaves by a port the switches report down (a fault
+    the rules have not caught up with)."""
+    if status is None:
+        return None
+    down = set(status.down)
+    through = [f"{h.switch} port {h.out_port}" for h in hops if h.out_port and (h.switch, h.out_port) in down]
+    if through:
+        return f"the path leaves by {', '.join(through)}, which is down"
+    if not status.settled:
+        return "the controller has not settled since the last change (a port went down or up)"
+    return None

@@ -19,6 +19,8 @@ RAM_SHARE = 0.5          # a fabric may take at most this share of the machine's
 
 @dataclass(frozen=True)
 class Size:
+    """A fabric's counts, by arithmetic before anything is built (what a family's
+    Params.size() returns): checked against this machine's limits."""
     switches: int
     hosts: int
     nics: int

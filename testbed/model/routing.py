@@ -17,6 +17,8 @@ from testbed.model.fabric import Fabric, Link, Port
 
 @dataclass(frozen=True)
 class Route:
+    """A /32 route on `switch` toward `ip`: its next-hop ports (more than one: an ECMP select
+    group) and, on the last hop, the NIC's MAC to deliver to. A policy returns these."""
     switch: str
     ip: str
     ports: tuple[int, ...]   # next-hop ports; more than one means an ECMP select group

@@ -10,6 +10,7 @@ import pytest
 import testbed
 
 STABLE = {
+    "Budget", "Number", "Route", "Size",
     "Emulation", "Fabric", "FaultArg", "FaultKind", "Faults", "Family", "Flow", "Job", "Judgement", "Knobs",
     "Options", "ParamError", "Params", "RoutingPolicy", "Sampler", "Scenario", "TestbedError",
     "load_plugin", "make_emulation", "make_fabric", "ping_all", "port_bytes",

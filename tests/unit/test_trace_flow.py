@@ -61,3 +61,17 @@ def test_udp_trace_asks_switches_and_host_for_udp(hpn, monkeypatch):
     [cmd] = asked
     assert cmd[:3] == ["ovs-appctl", "ofproto/trace", first.b]
     assert cmd[3] == T.trace_flow(first.b_port, src, dst, "udp", 40001, 4791)
+
+
+def test_trace_says_when_routes_are_still_changing():
+    """Issue 40 item 12: right after a fault `trace` showed the path through the dead link with
+    no word; it now says why the path may change (a hop out of a down port, or an unsettled
+    controller), and nothing once the controller has settled."""
+    from testbed.cli.trace import changing
+    from testbed.model.contract import ControllerStatus
+    from testbed.model.paths import Hop
+    hops = [Hop("tor0", 1, 5), Hop("agg0", 2, 3)]
+    assert "agg0 port 3, which is down" in changing(ControllerStatus(down=(("agg0", 3),), settled=True), hops)
+    assert "not settled" in changing(ControllerStatus(settled=False), hops)
+    assert changing(ControllerStatus(settled=True), hops) is None
+    assert changing(None, hops) is None
