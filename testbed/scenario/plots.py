@@ -28,14 +28,22 @@ def number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def paper_value(ax, value: float, label: str, axis: str = "y", span: tuple | None = None,
+def paper_label(label: str | None) -> str:
+    """A paper value's legend entry, "paper: ..." ("_nolegend_" for None)."""
+    if label is None:
+        return "_nolegend_"
+    return label if label.startswith("paper") else f"paper: {label}"
+
+
+def paper_value(ax, value: float, label: str | None, axis: str = "y", span: tuple | None = None,
                 colour: str = "black", style: int = 0) -> None:
     """The paper's value on `ax`, in the panel's units: a line at `value` on `axis` ("y": a
     horizontal line, "x": a vertical one) across the panel, or across `span` (low, high) of the
     other axis (e.g. over one bar); labelled "paper: ..." in the legend. `style` picks one of
-    PAPER_STYLES, so that a panel's several paper values are told apart."""
+    PAPER_STYLES, so that a panel's several paper values are told apart; label None: no legend
+    entry (the same value drawn again over another bar)."""
     dash = PAPER_STYLES[style % len(PAPER_STYLES)]
-    text = label if label.startswith("paper") else f"paper: {label}"
+    text = paper_label(label)
     kw = {"ls": dash, "lw": 1.3, "color": colour, "label": text, "gid": PAPER, "zorder": 4}
     if span is None:
         (ax.axhline if axis == "y" else ax.axvline)(value, **kw)
@@ -48,7 +56,7 @@ def paper_value(ax, value: float, label: str, axis: str = "y", span: tuple | Non
 def paper_point(ax, x: float, y: float, label: str | None, colour: str = "black",
                 marker: str = "*") -> None:
     """The paper's value as a point (x, y) in the panel's units (label None: no legend entry)."""
-    text = None if label is None else (label if label.startswith("paper") else f"paper: {label}")
+    text = paper_label(label)
     ax.plot([x], [y], marker, color=colour, markersize=12, label=text, gid=PAPER, zorder=5, ls="none")
 
 
@@ -132,6 +140,17 @@ def lines(ax, series: dict, colours: list[str] | None = None, **style) -> None:
             ax.plot(xs, ys, label=name, color=colours[k % len(colours)], **style)
 
 
+def bar_x(category: int, group: int, groups: int) -> float:
+    """Where bars() puts group `group`'s bar (of `groups`) in category `category`."""
+    return category + (group - (groups - 1) / 2) * 0.8 / max(groups, 1)
+
+
+def bar_span(category: int, group: int, groups: int) -> tuple[float, float]:
+    """The x range of that bar: a paper value drawn over one bar only."""
+    x, half = bar_x(category, group, groups), 0.4 / max(groups, 1)
+    return (x - half, x + half)
+
+
 def bars(ax, categories: list[str], groups: dict[str, list[list[float]]], unit: str,
          annotate: bool = True, colours: dict[str, str] | None = None) -> None:
     """Grouped bars: for each group (a legend entry) and category (an x tick), the mean of its
@@ -145,7 +164,7 @@ def bars(ax, categories: list[str], groups: dict[str, list[list[float]]], unit: 
         for c, values in enumerate(per_category):
             if not values:
                 continue
-            x = c + (g - (n - 1) / 2) * width
+            x = bar_x(c, g, n)
             mean = statistics.fmean(values)
             low, high = mean - min(values), max(values) - mean
             ax.bar(x, mean, width * 0.9, color=colour, label=name if c == 0 else None,
