@@ -98,7 +98,8 @@ def dual_tor_link_failure():
 
 
 def link_flap():
-    flapping = [[round(t / 5, 2), 20.0 if int(t / 5) >= 3 or (t / 5) % 1 >= 0.8 else 11.0] for t in range(-5, 30)]
+    flapping = [[round(t / 5, 2), 20.0 if t < 0 or t >= 15 or (t / 5) % 1 >= 0.8 else 11.0]
+                for t in range(-5, 30)]
     return {"dual_tor": {"line_mbps": 40.0, "baseline_mbps": 39.97, "during_train_mbps": 30.33,
                          "after_train_mbps": 38.79, "flapping_nic_kept_during_train": 0.538,
                          "flapping_nic_kept_after_train": 0.97, "longest_stall_s": 0.1, "train_s": 2.81},
@@ -106,7 +107,8 @@ def link_flap():
                            "after_train_mbps": 17.39, "flapping_nic_kept_during_train": 0.0,
                            "flapping_nic_kept_after_train": 0.744, "longest_stall_s": 3.62, "train_s": 2.8},
             "setup": {"flaps": 3, "period_s": 1.0, "down_s": 0.8, "x_label": "time since the first flap (s)",
-                      "y_label": "busy host sending (Mbit/s)", "warm_base_fault_after_s": [1.5, 1.5, 3.0, 3.0]},
+                      "y_label": "busy host sending (Mbit/s)",
+                      "warm_base_fault_after_s": [1.5, 1.5, 3.0, 3.0]},
             "series": {"dual-ToR": [[t, y + 20.0] for t, y in flapping],
                        "single-ToR": ramp(20.0, 10.0, 3.6, 5.0)}}
 
@@ -135,7 +137,8 @@ def segment_tor_failure():
     run = {"control_mbps": [23.8] * 3, "capacity_mbps": 27.2, "baseline_mbps": 27.2, "during_mbps": 25.5,
            "repaired_mbps": 27.1, "nic0_baseline_mbps": 3.4, "nic0_during_mbps": 1.7, "ports": 2176,
            "ports_on_tor": 136, "nics": 1088, "stopped_nics": [], "stopped_untouched": [],
-           "datagrams_sent": 60000, "datagrams_dropped": 3000, "cpu_busy": 0.6, "measured_s": [8.0, 12.5, 12.0],
+           "datagrams_sent": 60000, "datagrams_dropped": 3000, "cpu_busy": 0.6,
+           "measured_s": [8.0, 12.5, 12.0],
            "datapath_pause_s": [0.5, 0.8], "delivered_mbps": [27.0, 25.5, 27.1]}
     return {"dual_tor": run, "single_tor": None,
             "setup": {"warm_base_fault_after_s": [3, 6, 8, 6], "window_s": 3.0,
@@ -150,7 +153,8 @@ def miswiring():
 
     def fabric_run(passed, named, at, mbps, tier2, tier3, queue, busy):
         return {"wiring": {"passed": passed, "detail": "(recorded)", "at_s": at, "named": named},
-                "ping": {"passed": True, "detail": "48/48 NIC pairs answer ping", "at_s": at + 0.2, "named": []},
+                "ping": {"passed": True, "detail": "48/48 NIC pairs answer ping", "at_s": at + 0.2,
+                         "named": []},
                 "ping_pairs": 48, "ping_failed": 0, "traffic_from_s": at + 0.2,
                 "pairs_mbps": dict(zip(pairs, mbps)), "tier2_mbps": tier2, "tier3_mbps": tier3,
                 "core_queue_kb": queue, "cpu_busy": busy}
@@ -231,7 +235,8 @@ def rail_only():
         for nic in fab.nics():
             sent = sum(t.nbytes for t, k in zip(transfers, tiers) if k and t.src == nic)
             received = sum(t.nbytes for t, k in zip(transfers, tiers) if k and t.dst == nic)
-            nics[nic.name] = {"sent": sent + 16 if sent else 32, "received": received + 36 if received else 88,
+            nics[nic.name] = {"sent": sent + 16 if sent else 32,
+                              "received": received + 36 if received else 88,
                               "expected_sent": sent, "expected_received": received}
         core = 2 * sum(t.nbytes for t, k in zip(transfers, tiers) if k == 3)
         done = all(r["completed"] for r in rows)

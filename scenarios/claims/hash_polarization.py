@@ -281,7 +281,8 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
         uplink_names = list(figs["polarized"]["core_uplink_bytes"])
         plots.bars(load, uplink_names, {mode: [[u] for u in utilization(figs[mode], rate_of(figs)).values()]
                                         for mode in MODES}, "utilization (% of the uplink's rate)")
-        load.axhline(100, color="dimgrey", lw=1.5, label=f"capacity ({rate_of(figs)(uplink_names[0]):g} Mbit/s)")
+        load.axhline(100, color="dimgrey", lw=1.5,
+                     label=f"capacity ({rate_of(figs)(uplink_names[0]):g} Mbit/s)")
         plots.paper_value(load, 95, "one spine link at 95%", style=0)
         plots.paper_value(load, 22, "... another at 22%", style=1)
         load.set_ylim(0, 125)

@@ -193,12 +193,13 @@ def moving_mean(points: list, n: int) -> list:
 def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, float]], window_label: str,
                    levels: dict[str, float] | None = None, smooth: int = 1,
                    unmeasured: list[tuple[float, float]] = (), marks: dict[str, float] | None = None,
-                   noted: str = "", paper: dict | None = None) -> bool:
+                   noted: str = "", paper: dict | None = None, y_label: str | None = None) -> bool:
     """The series of a fault run over time, each fault window shaded, and the levels the theory
     expects (name -> y) as dashed lines over the fault; `smooth` > 1: a moving mean of that many;
     `unmeasured`: stretches the judgement leaves out (the datapath paused), shaded grey; `marks`:
     moments (name -> x), dotted; `noted`: a boxed note (the paper's value beside this run's);
-    `paper`: the paper's values (label -> y over the fault, or (y, (x0, x1)) over x0..x1), in black."""
+    `paper`: the paper's values (label -> y over the fault, or (y, (x0, x1)) over x0..x1), in black;
+    `y_label`: the y axis' label (default: the one the run recorded in its setup)."""
     if not any(result.series.values()):
         return False
     fig, ax = figure(scenario, result)
@@ -223,7 +224,7 @@ def fault_timeline(scenario, result, path: Path, windows: list[tuple[float, floa
     if noted:
         note(ax, noted)
     ax.set_xlabel(result.setup.get("x_label", "time (s)"))
-    ax.set_ylabel(result.setup.get("y_label", ""))
+    ax.set_ylabel(y_label or result.setup.get("y_label", ""))
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="small", loc="center left", bbox_to_anchor=(1.01, 0.5))
     save(fig, path)
