@@ -375,6 +375,8 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         ax.scatter([i + 0.2 for i in range(len(names))],
                    [f["model"][k]["bound_miswired_mbps"] for k in names],
                    marker="_", s=400, color="black", zorder=4, label="miswired bound (max-flow)")
+        plots.paper_value(ax, max(f["model"][k]["bound_mbps"] for k in names), "the blueprint's rate; a "
+                          "miswired pair falls short of it", colour="dimgrey")
         ax.legend(fontsize="small")
         ax.tick_params(axis="x", labelsize=6)
         ax.set_title("each NIC pair", fontsize=9)
