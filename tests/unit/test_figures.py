@@ -139,3 +139,32 @@ def test_a_name_keeps_its_colour_across_panels():
     colour = {ax: {c.get_label(): c.patches[0].get_facecolor() for c in ax.containers
                    if hasattr(c, "patches") and not c.get_label().startswith("_")} for ax in (left, right)}
     assert colour[left]["x"] == colour[right]["x"] and colour[left]["y"] == colour[right]["y"]
+
+
+def test_the_fabric_pictures_legend_writes_rates_plainly():
+    from testbed.model.draw import rate_text
+    assert [rate_text(r) for r in (26.666, 200, 3000, 3200)] == ["26.7G", "200G", "3,000G", "3,200G"]
+
+
+def test_the_fabric_pictures_tor_names_do_not_overlap(monkeypatch, tmp_path):
+    """A segment of 16 ToRs side by side: every other name a line up, so that no two neighbours'
+    names overlap (their extents, as drawn)."""
+    from matplotlib.figure import Figure
+
+    from testbed.model import draw as D
+    from testbed.model import make_fabric
+    figs = []
+    savefig = Figure.savefig
+
+    def keep(self, *args, **kwargs):
+        figs.append(self)
+        return savefig(self, *args, **kwargs)
+    monkeypatch.setattr(Figure, "savefig", keep)
+    D.draw(make_fabric("hpn", {"pods": 1, "hosts": 16, "nics": 8, "rails": 8}), tmp_path / "seg.png")
+    (ax,) = figs[0].axes
+    renderer = figs[0].canvas.get_renderer()
+    tors = sorted((t for t in ax.texts if "r" in t.get_text() and "t" in t.get_text()[-2:]),
+                  key=lambda t: t.xy[0])
+    assert len(tors) == 16
+    boxes = [t.get_window_extent(renderer) for t in tors]
+    assert not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:]))
