@@ -248,13 +248,13 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         for g, key in enumerate(("oversubscribed", "non-blocking")):
             for c, p in enumerate(job.PLACEMENTS):
                 x = c + (g - 0.5) * 0.4
-                bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="black",
+                bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="dimgrey",
                             linestyles="--", lw=1, label="fluid model" if g == c == 0 else None)
         free = figs["non-blocking"]["pp-across"]["step_s"]
         plots.paper_value(bars, sum(free) / len(free),
                           f"{o:g}:1 fine when only PP crosses pods (= non-blocking)",
-                          span=plots.bar_span(0, 0, 2))
-        bars.legend(fontsize="small")
+                          span=plots.bar_span(0, 0, 2), style=2)
+        bars.legend(fontsize="small", loc="upper left")
         bars.set_title("a training step (dots: rounds; dashes: predicted)", fontsize=9)
         fault = figs["fault"]
         plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"],
