@@ -57,7 +57,8 @@ def paper_point(ax, x: float, y: float, label: str | None, colour: str = "black"
                 marker: str = "*") -> None:
     """The paper's value as a point (x, y) in the panel's units (label None: no legend entry)."""
     text = paper_label(label)
-    ax.plot([x], [y], marker, color=colour, markersize=12, label=text, gid=PAPER, zorder=5, ls="none")
+    ax.plot([x], [y], marker, color=colour, markersize=14, markerfacecolor="none", markeredgewidth=1.4,
+            label=text, gid=PAPER, zorder=5, ls="none")       # hollow: the measured point shows through
 
 
 def counts(ax, axis: str = "y") -> None:
