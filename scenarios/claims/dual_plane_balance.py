@@ -181,16 +181,31 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
             busy=busy)
 
     def plot(self, result, path: Path) -> bool:
-        """HPN Fig. 13's form: each port's load and queue, the busier port of each round first."""
-        fig, (load, queue) = plots.figure(self, result, ncols=2, size=(10, 4.5))
+        """HPN Fig. 13's form: each port's load and queue, the busier port of each round first,
+        with the paper's values over the bars they belong to: without dual-plane 3x the load
+        (75% / 25% of the NIC's traffic) and queues of 267 KB and 3 KB; with it, equal load
+        and a mean queue of 20 KB."""
+        fig, (load, queue) = plots.figure(self, result, ncols=2, size=(11, 4.8))
         ports = ["busier port", "other port"]
         variants = {"ECMP at aggregation": result.figures["ecmp"], "dual-plane": result.figures["dual-plane"]}
         plots.bars(load, ports, {name: by_port(v["rounds"], "share", 100) for name, v in variants.items()},
                    "share of the NIC's traffic (%)")
+        for c, (share, queued) in enumerate(((75, 267), (25, 3))):
+            plots.paper_value(load, share, "without dual-plane 3x the load" if c == 0 else None,
+                              span=plots.bar_span(c, 0, 2))
+            plots.paper_value(load, 50, "dual-plane: equal load" if c == 0 else None,
+                              span=plots.bar_span(c, 1, 2), style=1)
+            plots.paper_value(queue, queued, "without dual-plane 267 KB vs 3 KB" if c == 0 else None,
+                              span=plots.bar_span(c, 0, 2))
+            plots.paper_value(queue, 20, "dual-plane: mean queue 20 KB" if c == 0 else None,
+                              span=plots.bar_span(c, 1, 2), style=1)
+        load.set_ylim(0, 115)
+        load.legend(fontsize="x-small", ncol=2, loc="upper right")
         load.set_title("load on the two ToR ports toward one NIC", fontsize=9)
         plots.bars(queue, ports,
                    {name: by_port(v["rounds"], "mean_queue_kb") for name, v in variants.items()},
                    "mean egress queue (KB)")
+        queue.legend(fontsize="x-small", loc="upper right")
         queue.set_title("queue on those ports (dots: rounds)", fontsize=9)
         plots.save(fig, path)
         return True

@@ -12,7 +12,7 @@ from testbed.emulation.faults.inject import Faults
 from testbed.scenario import fault_harness as harness
 from testbed.scenario import plots
 from testbed.scenario.base import Judgement, verdict
-from testbed.scenario.fault_harness import BUSY, FaultKnobs, Workload
+from testbed.scenario.fault_harness import BUSY, PAPER_LOSS, FaultKnobs, Workload
 
 
 class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", claim="C2", tour=True):
@@ -79,4 +79,8 @@ class DualTorLinkFailure(harness.FaultScenario, name="dual-tor-link-failure", cl
         levels = {f"dual-ToR expected (-{expected:.1%})": dual["baseline_mbps"] * (1 - expected),
                   f"single-ToR expected (-1/{single['nics']})":
                       single["baseline_mbps"] * (1 - 1 / single["nics"])}
-        return plots.fault_timeline(self, result, path, [(0.0, dual["fault_s"])], "link down", levels)
+        paper = {f"dual-ToR -{PAPER_LOSS:.2%} (1 of a host's 16 ports)":
+                 dual["baseline_mbps"] * (1 - PAPER_LOSS),
+                 "single-ToR: the job halted (0)": 0.0}
+        return plots.fault_timeline(self, result, path, [(0.0, dual["fault_s"])], "link down", levels,
+                                    paper=paper)

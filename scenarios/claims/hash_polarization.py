@@ -273,19 +273,41 @@ class HashPolarization(Scenario, name="hash-polarization", claim="C1", tour=True
             busy=(pol["cpu_busy"], seed["cpu_busy"]))
 
     def plot(self, result, path: Path) -> bool:
-        """Pod 0's core uplinks' load (bars per uplink) and the completion time, per hashing mode."""
+        """Pod 0's core uplinks' utilization (bars per uplink: % of the uplink's rate, as the case
+        study states it, with the capacity and the paper's 95% and 22%) and the completion time,
+        per hashing mode."""
         figs = result.figures
         fig, (load, done) = plots.figure(self, result, ncols=2, size=(10, 4.5))
         uplink_names = list(figs["polarized"]["core_uplink_bytes"])
-        plots.bars(load, uplink_names, {
-            mode: [[b * 8 / 1e6 / figs[mode]["completion_s"]]
-                   for b in figs[mode]["core_uplink_bytes"].values()] for mode in MODES}, "Mbit/s")
-        load.set_title("pod-0 aggregation-to-core uplinks: mean load", fontsize=9)
+        plots.bars(load, uplink_names, {mode: [[u] for u in utilization(figs[mode], rate_of(figs)).values()]
+                                        for mode in MODES}, "utilization (% of the uplink's rate)")
+        load.axhline(100, color="dimgrey", lw=1.5,
+                     label=f"capacity ({rate_of(figs)(uplink_names[0]):g} Mbit/s)")
+        plots.paper_value(load, 95, "one spine link at 95%", style=0)
+        plots.paper_value(load, 22, "... another at 22%", style=1)
+        load.set_ylim(0, 125)
+        load.legend(fontsize="x-small", ncol=2, loc="upper center")
+        load.set_title("pod-0 aggregation-to-core uplinks: mean load over the rounds", fontsize=9)
         load.set_xlabel("uplink (aggregation switch port)")
         plots.bars(done, ["completion"], {
             f"{mode} ({figs[mode]['repeat_fraction']:.0%} of collisions repeat)":
                 [[figs[mode]["completion_s"]]]
-            for mode in MODES}, "s")
+            for mode in MODES}, "completion (s)")
+        done.set_ylim(0, 1.4 * max(figs[mode]["completion_s"] for mode in MODES))    # the legend above
         done.set_title("the same send/recv, pod 0 to pod 1", fontsize=9)
         plots.save(fig, path)
         return True
+
+
+def rate_of(figs: dict):
+    """An uplink's rate (Mbit/s): from the traced paths of either mode (an idle one is on none of
+    one mode's paths), else the fastest uplink traced."""
+    rates = {**figs["seeded"]["port_mbit"], **figs["polarized"]["port_mbit"]}
+    uplinks = [p for p in rates if p in figs["polarized"]["core_uplink_bytes"]]
+    return lambda port: rates.get(port, max((rates[p] for p in uplinks), default=1.0))
+
+
+def utilization(mode: dict, rate) -> dict[str, float]:
+    """Each core uplink's mean utilization (%) over the time the rounds ran (the sampler saw them all)."""
+    seconds = sum(mode.get("round_seconds") or [mode["completion_s"]]) or 1.0
+    return {p: round(100 * b * 8 / 1e6 / seconds / rate(p), 1) for p, b in mode["core_uplink_bytes"].items()}

@@ -16,6 +16,8 @@ from testbed.scenario.base import Judgement, verdict
 from testbed.scenario.fault_harness import BUSY, RunKnobs, Workload
 from testbed.scenario.timeline import Timeline
 
+PAPER_STALL_S = 9.0     # HPN: a link flap stalled single-ToR training for over 9 s
+
 
 @dataclass(frozen=True)
 class FlapKnobs(RunKnobs):
@@ -116,6 +118,8 @@ class LinkFlap(harness.FaultScenario, name="link-flap", claim="C3", tour=True):
         return plots.fault_timeline(
             self, result, path, windows, "link down",
             levels={"dual-ToR host, expected during the train": level},
+            paper={f"single-ToR stalled > {PAPER_STALL_S} s": (0.0, (0.0, PAPER_STALL_S)),
+                   "dual-ToR: negligible (its rate before)": (dual["baseline_mbps"], (0.0, windows[-1][1]))},
             noted=f"paper: single-ToR stalled > 9 s, dual-ToR negligible\nhere: NIC stall single-ToR "
                   f"{single['longest_stall_s']} s, dual-ToR {dual['longest_stall_s']} s")
 

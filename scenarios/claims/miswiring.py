@@ -375,7 +375,10 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
         ax.scatter([i + 0.2 for i in range(len(names))],
                    [f["model"][k]["bound_miswired_mbps"] for k in names],
                    marker="_", s=400, color="black", zorder=4, label="miswired bound (max-flow)")
-        ax.legend(fontsize="small")
+        plots.paper_value(ax, max(f["model"][k]["bound_mbps"] for k in names), "the blueprint's rate",
+                          colour="dimgrey")
+        ax.set_ylim(0, 1.5 * max(f["model"][k]["bound_mbps"] for k in names))     # the legend above the bars
+        ax.legend(fontsize="small", loc="upper center", ncol=2)
         ax.tick_params(axis="x", labelsize=6)
         ax.set_title("each NIC pair", fontsize=9)
         plots.bars(where, ["tier 2 (ToR uplinks)", "core links"],

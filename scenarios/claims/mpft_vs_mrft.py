@@ -35,6 +35,7 @@ SCALE = 0.01          # 400G -> 4 Mbit/s: 8 NICs x 4 Mbit/s x 3 switch hops ~ 10
 TOLERANCE = 0.10
 PACE = 0.9            # senders paced at 90% of their fair share: DeepSeek's fabric is lossless (IB)
 FAMILIES = ("mpft", "mrft")
+PAPER_MPFT, PAPER_MRFT = 272.80, 272.52     # billion training tokens/day: DeepSeek-V3 Table 4
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,10 @@ class MpftVsMrft(Scenario, name="mpft-vs-mrft", claim="C10", tour=True):
         done.set_title("completion time (bar: mean; range: all runs)", fontsize=9)
         plots.bars(bus, ["all-to-all"], {names[f]: [figs[f]["busbw_mbit"]] for f in FAMILIES},
                    "bus bandwidth (Mbit/s)")
+        mrft = sum(figs["mrft"]["busbw_mbit"]) / len(figs["mrft"]["busbw_mbit"])
+        plots.paper_value(bus, mrft * PAPER_MPFT / PAPER_MRFT, "equal (272.80 vs 272.52 B tokens/day)",
+                          span=plots.bar_span(0, FAMILIES.index("mpft"), 2))
+        bus.legend(fontsize="small", loc="lower center")
         bus.set_title("nccl-tests bus bandwidth", fontsize=9)
         plots.save(fig, path)
         return True

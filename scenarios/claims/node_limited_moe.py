@@ -127,8 +127,8 @@ class NodeLimitedMoe(Scenario, name="node-limited-moe", claim="C11", tour=True):
         ax.plot([x["M"] for x in rows], [x["measured_bytes"] / 1000 for x in rows], "o", color="tab:blue",
                 label="measured on the fabric's ports", markersize=7)
         if hidden == HIDDEN:
-            ax.plot([4, 8], [84, 168], "*", color="tab:red", markersize=12,
-                    label="paper: 84 KB at M = 4, 168 KB with a copy per expert")
+            plots.paper_point(ax, 4, 84, "84 KB at M = 4, 168 KB with a copy per expert")
+            plots.paper_point(ax, 8, 168, None)
         ax.set_xticks(ms)
         ax.set_xlabel("M (nodes each token is sent to)")
         ax.set_ylabel("fabric KB per token per MoE layer")

@@ -53,7 +53,7 @@ from testbed.model.families.hpn import SEGMENT
 from testbed.scenario import fault_harness as harness
 from testbed.scenario import plots
 from testbed.scenario.base import Judgement, verdict
-from testbed.scenario.fault_harness import SECONDS
+from testbed.scenario.fault_harness import PAPER_LOSS, SECONDS
 from testbed.scenario.knobs import Knobs
 from testbed.scenario.timeline import Schedule, Timeline
 from testbed.workload.paced import PacedLoad, one_flow_per_port
@@ -299,5 +299,7 @@ class SegmentTorFailure(harness.FaultScenario, name="segment-tor-failure", claim
                   "the untouched NICs kept)": dual["baseline_mbps"] * result.figures["expected_kept"] * drift}
         fault_at, repair = dual["datapath_pause_s"]
         paused = [(0.0, fault_at), (fault, fault + repair)]
+        paper = {f"-{PAPER_LOSS:.2%}: one port lost per NIC on the ToR":
+                 dual["baseline_mbps"] * (1 - PAPER_LOSS)}
         return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels,
-                                    unmeasured=paused)
+                                    unmeasured=paused, paper=paper)

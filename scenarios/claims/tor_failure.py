@@ -20,7 +20,7 @@ from testbed.emulation.faults.inject import Faults
 from testbed.scenario import fault_harness as harness
 from testbed.scenario import plots
 from testbed.scenario.base import Judgement, verdict
-from testbed.scenario.fault_harness import BUSY, PEER, FaultKnobs, Workload
+from testbed.scenario.fault_harness import BUSY, PAPER_LOSS, PEER, FaultKnobs, Workload
 
 TOR = "p0s0r0t0"    # pod 0, segment 0, rail 0, plane 0: NIC 0 of both hosts of the segment
 HOSTS = [BUSY, PEER]
@@ -109,4 +109,7 @@ class TorFailure(harness.FaultScenario, name="tor-failure", claim="C2"):
         busy = result.figures["dual_tor"][BUSY]
         expected = result.figures["expected_kept_dual"]
         levels = {f"dual-ToR expected ({expected:.0%} kept)": busy["baseline_mbps"] * expected}
-        return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels)
+        paper = {f"dual-ToR -{PAPER_LOSS:.2%} (one port per NIC, 16 per host)":
+                 busy["baseline_mbps"] * (1 - PAPER_LOSS)}
+        return plots.fault_timeline(self, result, path, [(0.0, fault)], f"ToR {TOR} down", levels,
+                                    paper=paper)

@@ -117,9 +117,11 @@ def _draw_rows(ax, fabric: Fabric, rows, pos, widest: int, colours: _Colours) ->
             shared_nodes += fills.count(SHARED)
             ax.scatter(xs, [tier] * len(xs), marker="o", s=150 if widest <= 40 else 60,
                        c=fills, edgecolors="black", linewidths=0.8, zorder=3)
-        for name, x in zip(names, xs):
+        stagger = not crowded and _labels_collide(ax, names, font, widest)
+        for k, (name, x) in enumerate(zip(names, xs)):
             below = tier == 0
-            ax.annotate(name, (x, tier), xytext=(0, -9 if below else 9), textcoords="offset points",
+            lift = 9 + (font + 2) * (k % 2 if stagger else 0)   # every other name a line up: no overlap
+            ax.annotate(name, (x, tier), xytext=(0, -lift if below else lift), textcoords="offset points",
                         ha="center", va="top" if below else "bottom", fontsize=font,
                         rotation=90 if crowded else 0, zorder=4)
         roles = sorted({fabric.switches[n].role for n in names}) if tier else []
@@ -127,6 +129,21 @@ def _draw_rows(ax, fabric: Fabric, rows, pos, widest: int, colours: _Colours) ->
         ax.text(-0.04 * widest - 0.3, tier, label, ha="right", va="center", fontsize=9,
                 fontweight="bold")
     return shared_nodes
+
+
+def _labels_collide(ax, names: list[str], font: float, widest: int) -> bool:
+    """Whether two neighbours' names in a row, side by side, leave less than a fifth of the room
+    between their nodes free (the names measured in points, as matplotlib sets them)."""
+    from matplotlib.textpath import TextPath
+    fig = ax.figure
+    room = fig.get_figwidth() * 72 * ax.get_position().width / (widest + 0.04 * widest + 0.4)
+    wide = [TextPath((0, 0), n, size=font).get_extents().width for n in names]
+    return any((a + b) / 2 > 0.8 * room for a, b in zip(wide, wide[1:]))
+
+
+def rate_text(gbps: float) -> str:
+    """A link rate for the legend: 26.7G, 200G, 3,200G; never 3.2e+03G."""
+    return f"{gbps:,.0f}G" if gbps >= 100 else f"{gbps:.3g}G"
 
 
 def _legend(ax, fabric: Fabric, groups: dict[int, str], any_shared: bool) -> None:
@@ -144,7 +161,7 @@ def _legend(ax, fabric: Fabric, groups: dict[int, str], any_shared: bool) -> Non
     rates = sorted({l.gbps for l in fabric.links})
     if len(rates) > 1:
         handles.append(Line2D([], [], color="black", lw=0, label="thicker = faster: " +
-                              ", ".join(f"{r:.3g}G" for r in rates)))
+                              ", ".join(rate_text(r) for r in rates)))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
               frameon=False)
 

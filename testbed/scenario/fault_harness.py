@@ -27,6 +27,9 @@ VARIANTS = (("dual_tor", "dual", "dual-ToR", False), ("single_tor", "single", "s
 
 
 SECONDS = (0.5, 120.0, "seconds")
+# the paper's cost of one lost NIC port (HPN secs. 2-3, 9): one of a host's 16 200G ports (8 NICs
+# x 2), which the fault scenarios' figures mark beside this fabric's own expectation
+PAPER_LOSS = 1 / 16
 FIXED = {"single_tor": "the scenario runs dual-ToR and single-ToR HPN itself"}
 
 

@@ -71,6 +71,7 @@ CARRIED = 0.5        # of the stream's rate: a port carries it
 TRACE_S = 0.2        # a trace this close to the fault may have read the switches after it
 CORES = (("oversubscribed", None), ("non-blocking", 1.0))
 SECONDS = (0.2, 120.0, "seconds")
+PORT_COLOURS = ["tab:green", "tab:purple", "tab:brown"]    # the core's ports: not the bars' colours
 
 
 @dataclass(frozen=True)
@@ -247,16 +248,20 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
         for g, key in enumerate(("oversubscribed", "non-blocking")):
             for c, p in enumerate(job.PLACEMENTS):
                 x = c + (g - 0.5) * 0.4
-                bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="black",
+                bars.hlines(figs[key][p]["predicted"]["step_s"], x - 0.17, x + 0.17, colors="dimgrey",
                             linestyles="--", lw=1, label="fluid model" if g == c == 0 else None)
-        bars.legend(fontsize="small")
+        free = figs["non-blocking"]["pp-across"]["step_s"]
+        plots.paper_value(bars, sum(free) / len(free),
+                          f"{o:g}:1 fine when only PP crosses pods (= non-blocking)",
+                          span=plots.bar_span(0, 0, 2), style=2)
+        bars.legend(fontsize="small", loc="upper left")
         bars.set_title("a training step (dots: rounds; dashes: predicted)", fontsize=9)
         fault = figs["fault"]
         plots.shade(ports, 0.0, fault["t_repair"] - fault["t_fault"],
                     f"{fault['core']} port {fault['port_j']} down")
-        plots.lines(ports, result.series)
+        plots.lines(ports, result.series, colours=PORT_COLOURS)     # not the bars' colours
         top = max((v for s in result.series.values() for _, v in s), default=1.0) * 1.15
-        colour = {int(name.split()[1]): plots.COLOURS[k % len(plots.COLOURS)]
+        colour = {int(name.split()[1]): PORT_COLOURS[k % len(PORT_COLOURS)]
                   for k, name in enumerate(result.series)}
         xs = [t - fault["t_fault"] for t, p in fault["trace"]]
         ports.scatter(xs, [top] * len(xs), s=12, marker="s",

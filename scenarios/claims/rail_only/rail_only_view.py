@@ -6,6 +6,13 @@ from testbed.scenario import plots
 
 NAMES = {"railonly": "rail-only", "hpn": "HPN"}
 MODE_LABELS = {"relay": "(a) relay in the host\n(one tenant)", "no relay": "(b) no relay\n(two tenants)"}
+# a fabric's colour in both panels; a mode its shade (dark: relay, light: no relay)
+COLOURS = {("railonly", "relay"): "tab:blue", ("railonly", "no relay"): "lightskyblue",
+           ("hpn", "relay"): "tab:orange", ("hpn", "no relay"): "navajowhite"}
+# the paper's share of transfers completed: rail-only has no path across rails in a pod without
+# a relay in the host; HPN's any-to-any tier 2 and a relay carry every one
+PAPER_DONE = {("railonly", "relay"): 100, ("railonly", "no relay"): 0, ("hpn", "relay"): 100,
+              ("hpn", "no relay"): 100}
 
 
 def _fabric_transfers(mode: dict) -> list[dict]:
@@ -66,13 +73,24 @@ def plot_result(scenario, result, path, families, modes) -> bool:
     fig, (done, nics) = plots.figure(scenario, result, ncols=2, size=(12, 5))
     plots.bars(done, [MODE_LABELS[m] for m in modes],
                {NAMES[f]: [[100 * figs[f][m]["completed"] / max(figs[f][m]["total"], 1)] for m in modes]
-                for f in families}, "transfers completed (%)")
+                for f in families}, "transfers completed (%)",
+               colours={NAMES[f]: COLOURS.get((f, "relay")) for f in families})
+    for g, f in enumerate(families):
+        for c, m in enumerate(modes):
+            if (f, m) in PAPER_DONE:
+                first = PAPER_DONE[(f, m)] == 0 or (g, c) == (0, 0)
+                plots.paper_value(done, PAPER_DONE[(f, m)], None if not first else
+                                  "no path across rails without a relay (0%)" if PAPER_DONE[(f, m)] == 0
+                                  else "routed, completes (100%)", span=plots.bar_span(c, g, len(families)),
+                                  style=0 if PAPER_DONE[(f, m)] else 1)
+    done.legend(fontsize="small", loc="upper center", ncol=2)
     done.set_title(f"completed within {result.setup.get('give_up_s', '?')} s each", fontsize=9)
-    done.set_ylim(0, 115)
+    done.set_ylim(0, 140)           # room for the legend above the bars
     names = list(figs[families[0]][modes[0]]["nic_bytes"])
     groups = {f"{NAMES[f]} {m}": (f, m) for f in families for m in modes}
     plots.bars(nics, names, {g: [[figs[f][m]["nic_bytes"][n]["sent"] / 1000] for n in names]
-                             for g, (f, m) in groups.items()}, "payload sent into the fabric (KB)")
+                             for g, (f, m) in groups.items()}, "payload sent into the fabric (KB)",
+               colours={g: COLOURS[fm] for g, fm in groups.items() if fm in COLOURS})
     width = 0.8 / len(groups)
     for g, (f, m) in enumerate(groups.values()):     # the model's bytes, over each bar
         xs = [c + (g - (len(groups) - 1) / 2) * width for c in range(len(names))]

@@ -28,9 +28,8 @@ def draw(scenario, result, path: Path) -> None:
                label="busiest (mean over rounds)")
     links.plot(range(len(counts)), [rows[q]["least_util"] * 100 for q in counts], "^-", color="tab:green",
                label="least busy (mean over rounds)")
-    for y, label in ((95, "case study 002: 95%"), (22, "... and 22%")):
-        links.axhline(y, ls=":", color="grey", lw=1)
-        links.annotate(label, (-0.45, y), fontsize=7, ha="left", va="bottom", color="grey")
+    plots.paper_value(links, 95, "case study 002: one link 95%", style=0, colour="dimgrey")
+    plots.paper_value(links, 22, "... another 22%", style=1, colour="dimgrey")
     links.set_xticks(range(len(counts)), [f"{q} QP" for q in counts])
     links.set_ylabel("leaf uplink utilization (%)")
     links.set_title("where ECMP put the ring's QPs", fontsize=9)
@@ -43,8 +42,8 @@ def draw(scenario, result, path: Path) -> None:
         "completion / max-min-fair prediction", annotate=False)
     done.axhline(1.0, color="black", lw=1, ls="--", label="prediction: spread evenly over every spine")
     meta = rows[counts[0]]["over_ideal"] / META_GAIN
-    done.scatter([len(counts) - 1], [meta], marker="*", s=140, color="tab:purple", zorder=4,
-                 label=f"Meta: {META_GAIN - 1:+.0%} over {counts[0]} QP")
+    plots.paper_point(done, len(counts) - 1, meta, f"Meta: {META_GAIN - 1:+.0%} over {counts[0]} QP",
+                      colour="tab:purple")
     done.set_title("ring AllReduce completion", fontsize=9)
     done.legend(fontsize="x-small")
     if pinning:
@@ -64,8 +63,9 @@ def draw_pinning(ax, pin: dict) -> None:
                                             for n in names]},
         "completion / max-min-fair prediction", annotate=False)
     ax.axhline(1.0, color="black", lw=1, ls="--", label="prediction: spread evenly over every spine")
-    ax.axhline(1 / (1 - META_PIN_LOSS), color="tab:purple", lw=1, ls=":",
-               label=f"Meta: pinning lost >{META_PIN_LOSS:.0%} (above this line)")
+    plots.paper_value(ax, 1 / (1 - META_PIN_LOSS),
+                      f"Meta: pinning lost >{META_PIN_LOSS:.0%} (above this line)",
+                      colour="tab:purple", style=1)
     ax.set_title(f"partly allocated: job on {len(pin['hosts'])} hosts, {pin['spines']} spines", fontsize=9)
     ax.legend(fontsize="x-small")
 

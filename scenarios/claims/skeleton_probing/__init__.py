@@ -308,13 +308,13 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
         cost.set_title(f"cost: the skeleton sends {f['cost_ratio']:.0%} of the mesh's probes", fontsize=9)
         plots.bars(quality, ["precision", "recall\n(job's paths)", "recall\n(all faults)", "blame\nprecision",
                              "blame\nrecall", "localized\nexactly"],
-                   {n: [[s["precision"]], [s["recall_job"]], [s["recall_all"]]]
-                    + [[s["localized"][x] or 0.0] for x in ("precision", "recall", "exact")]
-                    for n, s in scores.items()}, "")
-        quality.axhline(PAPER_PRECISION, ls="--", color="black", lw=1, label="paper: precision 98.2%")
-        quality.axhline(PAPER_RECALL, ls=":", color="black", lw=1, label="paper: recall 99.3%")
-        quality.axhline(PAPER_LOCALIZED, ls="-.", color="grey", lw=1, label="paper: 95.7% localized")
-        quality.set_ylim(0, 1.25)
+                   {n: [[100 * s["precision"]], [100 * s["recall_job"]], [100 * s["recall_all"]]]
+                    + [[100 * (s["localized"][x] or 0.0)] for x in ("precision", "recall", "exact")]
+                    for n, s in scores.items()}, "% (as the paper states them)")
+        plots.paper_value(quality, 100 * PAPER_PRECISION, "precision 98.2%", style=0)
+        plots.paper_value(quality, 100 * PAPER_RECALL, "recall 99.3%", style=1)
+        plots.paper_value(quality, 100 * PAPER_LOCALIZED, "95.7% localized", style=2, colour="grey")
+        quality.set_ylim(0, 135)
         quality.legend(fontsize="x-small", loc="upper right", ncol=2)
         for k, (name, s) in enumerate(scores.items()):
             xs = [int(i) for i in s["detect_ms"]]
@@ -323,6 +323,7 @@ class SkeletonProbing(Scenario, name="skeleton-probing", claim="C16", tour=True)
         for i, fault in enumerate(f["faults"]):
             when.annotate(("job: " if fault["on_job_path"] else "") + fault["kind"], (i, 0), rotation=90,
                           fontsize=6, xytext=(0, 3), textcoords="offset points", va="bottom")
+        plots.counts(when, "x")         # a fault's index: 0, 1, 2, ..., never 0.5
         when.set_xlabel("fault (in the order injected)")
         when.set_ylabel("time to detect (ms)")
         when.set_ylim(bottom=0)
