@@ -1,10 +1,12 @@
 """Teaching labs: what students see in labs/NN-name/ (the sheet, README.md, and a blank
 answers.toml they fill in from what their own runs measured), and what they do not, in
-labs/instructor/NN-name/ (the grading key, questions.toml, and INSTRUCTOR.md). The students' VM
-leaves labs/instructor/ out (Vagrantfile); where the key is absent, `check` says so.
+labs/instructor/NN-name/ (the grading key, questions.toml: only what students predict, and
+INSTRUCTOR.md). The students' VM leaves labs/instructor/ out (Vagrantfile); there `check` grades
+what the students measured (labs/NN-name/measured.toml) and leaves the predictions to the
+instructor.
 
     from testbed import labs
-    lab = labs.get(3)                       # labs/instructor/03-*/questions.toml, checked
+    lab = labs.get(3)                       # labs/03-*/measured.toml and the key, checked
     report = labs.check(lab, "answers.toml", results="out")
 
 `check` grades each answer against the figure the student's run wrote (a scenario's NAME.json
@@ -25,15 +27,17 @@ INSTRUCTOR = "instructor"                                # ROOT/instructor/NN-na
 __all__ = ["Grade", "Lab", "Question", "Report", "all_labs", "check", "expected_answers", "get"]
 
 
-def all_labs(root: Path = ROOT) -> list[Lab]:
-    """Every lab under `root`, by number (directories named NN-name with a sheet), each with its
-    key from root/instructor/NN-name/questions.toml (no questions where the key is absent)."""
+def all_labs(root: Path | None = None) -> list[Lab]:
+    """Every lab under `root` (ROOT by default), by number (directories named NN-name with a
+    sheet), each with its measured.toml and its key from root/instructor/NN-name/questions.toml
+    (Lab.key None where the key is absent)."""
+    root = ROOT if root is None else root
     found = [load_lab(d, root / INSTRUCTOR / d.name) for d in sorted(root.glob("[0-9][0-9]-*"))
              if (d / "README.md").is_file()]
     return sorted(found, key=lambda lab: lab.number)
 
 
-def get(number: int, root: Path = ROOT) -> Lab:
+def get(number: int, root: Path | None = None) -> Lab:
     from testbed.core.errors import ParamError
     for lab in all_labs(root):
         if lab.number == number:

@@ -5,6 +5,11 @@ percentage such as "16.7%", or a word for a choice); "" is a blank. A file that 
 id the lab does not ask, or an answer of the wrong type is malformed (ParamError naming the
 line: exit 2). Each question's expected value comes from the source result in the results
 directory, so two students with different runs are each graded against their own figures.
+
+Without the key (a students' VM) the measured answers are graded all the same, from the lab's
+measured.toml, and the predictions are counted and left for the instructor (status
+`instructor`, which does not fail the check): "4 of 4 measured right; 2 predictions to your
+instructor". With the key, everything is graded.
 """
 from __future__ import annotations
 
@@ -18,13 +23,14 @@ from testbed.core.errors import ParamError
 from testbed.labs import expr, results
 from testbed.labs.questions import Lab, Question
 
-PASS, WRONG, BLANK, MISSING = "pass", "wrong", "blank", "missing"
+PASS, WRONG, BLANK, MISSING, INSTRUCTOR = "pass", "wrong", "blank", "missing", "instructor"
 
 
 @dataclass
 class Grade:
     id: str
     status: str                 # pass | wrong | blank (no answer) | missing (no result to grade from)
+                                # | instructor (a prediction, where the key is absent)
     answer: object = None
     expected: object = None     # what the student's run measured (or implies)
     allowed: float = 0.0        # the tolerance around it
@@ -33,7 +39,7 @@ class Grade:
 
     @property
     def ok(self) -> bool:
-        return self.status == PASS or (self.optional and self.status in (BLANK, MISSING))
+        return self.status in (PASS, INSTRUCTOR) or (self.optional and self.status in (BLANK, MISSING))
 
 
 @dataclass
@@ -42,24 +48,39 @@ class Report:
     answers: str
     results: str
     grades: list = field(default_factory=list)
+    key: bool = True            # the answer key was here: the predictions were graded too
 
     @property
     def passed(self) -> bool:
         return all(g.ok for g in self.grades)
 
+    @property
+    def summary(self) -> str:
+        """The closing line: how many were right, and, without the key, the predictions left."""
+        graded = [g for g in self.grades if g.status != INSTRUCTOR]
+        right = sum(g.status == PASS for g in graded)
+        if self.key:
+            return f"{right} of {len(graded)} right"
+        left = [g for g in self.grades if g.status == INSTRUCTOR]
+        answered = sum(g.answer not in (None, "") for g in left)
+        blank = f" ({len(left) - answered} of them blank)" if answered < len(left) else ""
+        return (f"{right} of {len(graded)} measured right; {len(left)} prediction"
+                f"{'' if len(left) == 1 else 's'} to your instructor{blank}")
+
 
 def check(lab: Lab, answers_path, results_dir=None) -> Report:
-    if lab.key is None:
-        raise ParamError(f"lab {lab.number}: its answer key (labs/instructor/{lab.name}/questions.toml) "
-                         "is not on this machine (a students' VM leaves labs/instructor/ out): hand "
-                         "answers.toml and out/ to your instructor, who runs "
-                         f"`hpn-testbed lab check {lab.number} answers.toml`")
+    """Grade every question the lab has here; without the key, its predictions are left (each a
+    Grade with status `instructor`, in the sheet's order)."""
     answers_path = Path(answers_path)
     root = Path(results_dir) if results_dir else default_results(answers_path)
     answers = read_answers(lab, answers_path)
     found = results.index(root)
-    report = Report(lab.number, str(answers_path), str(root))
-    for q in lab.questions:
+    report = Report(lab.number, str(answers_path), str(root), key=lab.key is not None)
+    for qid in lab.asks:
+        q = lab.question(qid)
+        if q is None:       # a prediction, and no key: counted, left for the instructor
+            report.grades.append(Grade(qid, INSTRUCTOR, answers.get(qid, "")))
+            continue
         report.grades.append(grade(q, answers.get(q.id, ""), found, root))
         report.grades[-1].optional = q.optional
     return report
@@ -95,6 +116,11 @@ def grade(q: Question, answer, found: dict, root: Path) -> Grade:
     if value is None:
         return Grade(q.id, MISSING, answer, advice=f"{why} (results in {root})")
     note = join(invalid_note(found[q.source]), params_note(q, found[q.source]))
+    if q.range and isinstance(value, (int, float)) and not q.range[0] <= value <= q.range[1]:
+        return Grade(q.id, MISSING, answer, advice=join(
+            f"your run {q.source} measured {value:g}, outside what this lab gives "
+            f"({q.range[0]:g} to {q.range[1]:g}): run it again as the sheet says"
+            + (f" (`{q.run}`)" if q.run else ""), note))
     if answer == "":
         return Grade(q.id, BLANK, None, value, advice=note)
     if q.kind == "choice":
@@ -173,11 +199,21 @@ def read_answers(lab: Lab, path: Path) -> dict:
                 raise ParamError(f"{where}: lab = {raw!r}, but this is lab {lab.number}")
             continue
         q = lab.question(key)
+        if q is None and key in lab.asks:       # a prediction, no key here: kept as written
+            answers[key] = prediction_of(key, raw, where)
+            continue
         if q is None:
-            raise ParamError(f"{where}: lab {lab.number} asks no {key!r} (it asks: "
-                             f"{', '.join(x.id for x in lab.questions)})")
+            raise ParamError(f"{where}: lab {lab.number} asks no {key!r} (it asks: {', '.join(lab.asks)})")
         answers[key] = answer_of(q, raw, where)
     return answers
+
+
+def prediction_of(qid: str, raw, where: str):
+    """A prediction the key is not here to read: a number or a word, as written."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float, str)) or (
+            isinstance(raw, float) and not math.isfinite(raw)) or len(str(raw)) > 80:
+        raise ParamError(f"{where}: {qid} = {str(raw)[:40]!r}: expected a number or a word")
+    return raw
 
 
 def answer_of(q: Question, raw, where: str):

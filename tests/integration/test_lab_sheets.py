@@ -13,7 +13,8 @@ reproduced: the sheet still worked, and the student's answers are graded against
 measured). Before a sheet's `lab check N answers.toml`, the test writes the answers that the
 lab's own results make right (testbed.labs.expected_answers) into answers.toml: the check must
 then pass (exit 0); the blank template must not (exit 1). No command reads labs/instructor/
-(the grading keys and notes), which a students' VM does not have.
+(the grading keys and notes), which a students' VM does not have; there (a copy of the lab's
+folder alone) the same answers must pass what was measured and leave the predictions.
 """
 from __future__ import annotations
 
@@ -132,6 +133,13 @@ def test_every_command_of_the_sheet_runs(lab, tmp_path):
     assert final.returncode == 0, f"{final.stdout}{final.stderr}\n--- errors:\n{''.join(earlier)[-4000:]}"
     missing = [k for k, v in labs.expected_answers(lab, workdir / "out").items() if v is None]
     assert not missing, f"lab {lab.number}: no result for {missing} after every command ran"
+    students = tmp_path / "students-labs"       # a students' VM: the lab's folder, no instructor/
+    shutil.copytree(lab.directory, students / lab.name)
+    report = labs.check(labs.get(lab.number, root=students), workdir / "answers.toml")
+    assert report.passed and not report.key, report.summary
+    measured = sum(not q.prediction for q in lab.questions)
+    assert report.summary.startswith(f"{measured} of {measured} measured right; "
+                                     f"{len(lab.predictions)} prediction"), report.summary
     TIMES[lab.number] = time.monotonic() - started
     keep = os.environ.get("HPN_LAB_RESULTS")        # to record fixtures and instructor figures
     if keep:

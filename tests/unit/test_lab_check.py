@@ -16,7 +16,6 @@ import pytest
 
 from testbed import labs
 from testbed.cli import main
-from testbed.core.errors import ParamError
 from testbed.labs import expr
 from testbed.labs.grade import number_of
 
@@ -56,6 +55,7 @@ def test_six_labs_with_questions():
     assert [lab.number for lab in LABS] == [1, 2, 3, 4, 5, 6]
     for lab in LABS:
         assert len(lab.questions) >= 5 and 60 <= lab.minutes <= 90, lab.name
+        assert [q.id for q in lab.questions] == list(lab.asks), f"{lab.name}: every question graded here"
         assert any(q.optional for q in lab.questions), f"{lab.name}: going further asks something"
 
 
@@ -63,6 +63,7 @@ def test_six_labs_with_questions():
 def test_sheet_template_and_questions_agree(lab):
     sheet = lab.sheet.read_text()
     template = (lab.directory / "answers.toml").read_text()
+    assert sheet.startswith(f"# Lab {lab.number}: {lab.title} (about {lab.minutes} minutes)\n"), lab.sheet
     for section in ("**Goal.**", "## Context", "## Steps", "## Questions", "## Going further"):
         assert section in sheet, f"{lab.sheet}: no {section}"
     for q in lab.questions:
@@ -189,6 +190,27 @@ def test_lab_list(capsys):
     assert [x["number"] for x in listed] == [1, 2, 3, 4, 5, 6]
 
 
+def test_lab_list_takes_titles_and_times_from_the_sheets_headings(tmp_path, capsys, monkeypatch):
+    """Without labs/instructor/ (a students' VM), each lab still has its sheet's title and time
+    and the number of questions its sheet asks, not 60 min, 0 questions and the folder's name."""
+    sheets = tmp_path / "labs"
+    for lab in LABS:
+        shutil.copytree(lab.directory, sheets / lab.name)
+    monkeypatch.setattr(labs, "ROOT", sheets)
+    assert main(["lab", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["result"]
+    for row, lab in zip(listed, LABS):
+        first = lab.sheet.read_text().splitlines()[0]
+        assert first == f"# Lab {row['number']}: {row['title']} (about {row['minutes']} minutes)", first
+        assert row["title"] != lab.name and row["key"] is False
+        assert row["questions"] == len(lab.questions) >= 5 and row["predictions"] == sum(
+            q.prediction for q in lab.questions)
+    assert [r["minutes"] for r in listed] == [60, 75, 75, 75, 75, 60]
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["lab", "list"]) == 0
+    assert "Dual-ToR: lose a link, then a whole ToR" in " ".join(capsys.readouterr().out.split())
+
+
 def test_expressions_evaluate_only_arithmetic():
     assert expr.evaluate("1 / (2 * n)", {"n": 4}) == 0.125
     assert expr.evaluate("'same' if abs(d) < 0.05 else 'mpft'", {"d": -0.01}) == "same"
@@ -209,23 +231,98 @@ def test_paths_select_rows_by_field():
 # ---- what students see, the formats the tables print, the hints, unreadable results ----
 
 def test_a_students_folder_holds_no_answer_key():
-    """The sheets' folders hold the sheet and the blank answers; keys and notes live in
-    labs/instructor/, which the students' VM leaves out of /vagrant."""
+    """The sheets' folders hold the sheet, the blank answers and the checks of what is measured;
+    keys (only the predictions) and notes live in labs/instructor/, which the students' VM
+    leaves out of /vagrant."""
     for lab in LABS:
-        assert sorted(p.name for p in lab.directory.iterdir()) == ["README.md", "answers.toml"], lab.name
+        shown = sorted(p.name for p in lab.directory.iterdir())
+        assert shown == ["README.md", "answers.toml", "measured.toml"], lab.name
         key = labs.ROOT / "instructor" / lab.name
         assert lab.key == key / "questions.toml" and (key / "INSTRUCTOR.md").is_file()
+        measured = (lab.directory / "measured.toml").read_text()
+        for q in lab.questions:
+            if q.prediction:        # computed from the run's parameters, never read off a result
+                assert q.vars.get("value") is None and f'"{q.id}"' not in measured, q.id
+                assert q.expect not in measured, f"{lab.name}: measured.toml gives {q.id} away"
     vagrantfile = (labs.ROOT.parent / "Vagrantfile").read_text()
     assert re.search(r'rsync__exclude: \[[^]]*"labs/instructor/"', vagrantfile)
 
 
-def test_without_the_key_check_says_so_in_one_line(tmp_path, capsys):
+def students_vm(tmp_path, monkeypatch, number):
+    """A students' copy of the labs (no labs/instructor/) and a student's directory."""
     sheets = tmp_path / "labs"
-    shutil.copytree(labs.get(3).directory, sheets / "03-dual-tor")
-    lab = labs.get(3, root=sheets)
-    assert lab.key is None and lab.questions == ()
-    with pytest.raises(ParamError, match="answer key .* is not on this machine"):
-        labs.check(lab, tmp_path / "answers.toml")
+    for lab in LABS:
+        shutil.copytree(lab.directory, sheets / lab.name)
+    monkeypatch.setattr(labs, "ROOT", sheets)
+    return labs.get(number), workdir(tmp_path / "student", next(x for x in LABS if x.number == number))
+
+
+def test_without_the_key_measured_answers_get_feedback(tmp_path, capsys, monkeypatch):
+    """A students' VM: the sheet's own `lab check 3 answers.toml` grades what was measured and
+    counts the predictions for the instructor (exit 0 when every measured answer is right)."""
+    keyed = labs.get(3)
+    right = labs.expected_answers(keyed, FIXTURES / keyed.name / "out")
+    lab, home = students_vm(tmp_path, monkeypatch, 3)
+    assert lab.key is None and set(lab.predictions) == {"predicted_loss_3", "predicted_tor_kept"}
+    status, out = check(lab, write(home / "answers.toml", right, lab), capsys)
+    assert status == 0, out
+    text = " ".join(out.split())
+    assert "6 of 6 measured right; 2 predictions to your instructor" in text, text
+    assert "not on this machine" not in text and "to your instructor" in text
+    off = {**right, "loss_2": right["loss_2"] + 0.2, "predicted_tor_kept": ""}
+    status, out = check(lab, write(home / "answers.toml", off, lab), capsys)
+    text = " ".join(out.split())
+    assert status == 1 and "5 of 6 measured right; 2 predictions to your instructor (1 of them blank)" in text
+    assert keyed.question("loss_2").hint in text
+    wild = {**right, "predicted_loss_3": 5}     # no key here: a prediction is not judged
+    assert check(lab, write(home / "answers.toml", wild, lab), capsys)[0] == 0
+    status = main(["lab", "check", "3", str(write(home / "answers.toml", right, lab)), "--json"])
+    result = json.loads(capsys.readouterr().out)["result"]
+    assert status == 0 and result["key"] is False and result["passed"] is True
+    left = [g for g in result["grades"] if g["status"] == "instructor"]
+    assert [g["id"] for g in left] == ["predicted_loss_3", "predicted_tor_kept"]
+    assert all(g["expected"] is None for g in left)
+
+
+def test_without_the_key_a_malformed_prediction_still_exits_2(tmp_path, capsys, monkeypatch):
+    lab, home = students_vm(tmp_path, monkeypatch, 3)
+    for text, where in (("lab = 3\npredicted_loss_3 = [1]\n", "line 2"), ("lab = 3\nloss_9 = 1\n", "line 2")):
+        (home / "answers.toml").write_text(text)
+        status = main(["lab", "check", "3", str(home / "answers.toml")])
+        out, err = capsys.readouterr()
+        assert status == 2 and out == "" and len(err.splitlines()) == 1 and where in err, err
+
+
+def test_a_lab_without_predictions_grades_everything_without_the_key(tmp_path, capsys, monkeypatch):
+    keyed = labs.get(2)
+    right = labs.expected_answers(keyed, FIXTURES / keyed.name / "out")
+    lab, home = students_vm(tmp_path, monkeypatch, 2)
+    status, out = check(lab, write(home / "answers.toml", right, lab), capsys)
+    assert status == 0 and f"{len(lab.asks)} of {len(lab.asks)} measured right; 0 predictions" in out, out
+
+
+def test_a_run_outside_what_the_lab_gives_is_to_be_run_again(tmp_path, capsys):
+    """measured.toml's `range`: a run whose figure lies outside it is not graded, it is rerun."""
+    lab = labs.get(3)
+    home = workdir(tmp_path, lab)
+    right = labs.expected_answers(lab, home / "out")
+    path = home / "out" / "nics2" / "dual-tor-link-failure.json"
+    data = json.loads(path.read_text())
+    data["figures"]["single_tor"]["loss"] = 0.95
+    path.write_text(json.dumps(data))
+    status, out = check(lab, write(home / "answers.toml", {**right, "single_loss_2": 0.95}, lab), capsys)
+    text = " ".join(out.split())
+    assert status == 1 and "outside what this lab gives (0.35 to 0.65): run it again" in text, text
+
+
+def test_the_readme_does_not_give_lab_3s_answer():
+    """The README's parameter example must not say what lab 3 asks students to predict."""
+    readme = (labs.ROOT.parent / "README.md").read_text()
+    for line in readme.splitlines():
+        if "nics=3" in line:
+            assert not re.search(r"1/6|1/\(2 x 3\)|16\.7|0\.167|expects a loss", line), line
+    assert "1/6" not in readme and "1/(2 x 3)" not in readme
+
 
 
 def test_lab_1_grades_only_the_students_own_output_or_reading_questions():
