@@ -53,6 +53,11 @@ def digest(path) -> str | None:
     return _digests.get(str(Path(path).resolve()))
 
 
+def fingerprint(path) -> str:
+    """digest(path) if it ran here, else the sha256 of the file as it is now (checked by read)."""
+    return digest(path) or hashlib.sha256(read(path)[1]).hexdigest()
+
+
 def trusted_owners() -> set[int]:
     """Who may own a plug-in and the directories above it: root, us, and under sudo the user
     who ran it (their own file is theirs to run as root)."""
