@@ -242,3 +242,27 @@ def test_a_policy_file_is_loaded_by_the_controller_only_as_checked(tmp_path):
                           timeout=60)
     assert done.returncode != 0 and "changed since it was checked" in done.stderr
     assert policies.source("no-such-policy") is None
+
+
+@pytest.mark.parametrize("how", HOW)
+def test_an_untrusted_controller_app_is_refused_before_it_is_imported(tmp_path, how):
+    plugin = untrusted(tmp_path, how)
+    done = cli("up", "hpn", "--check", "--controller-app", str(plugin))
+    assert (done.returncode, done.stdout) == (2, "")
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"hpn-testbed: --controller-app {plugin}: ") and line.endswith("; not run")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_launcher_runs_a_users_app_file_only_as_checked(tmp_path, monkeypatch):
+    from controller import launcher
+    from testbed.emulation.control import apps
+    app = apps.parse(str(ROOT / "examples" / "l2_switch.py"))
+    assert app.sha256 == hashlib.sha256((ROOT / "examples" / "l2_switch.py").read_bytes()).hexdigest()
+    spec = tmp_path / "spec.json"
+    monkeypatch.setenv("HPN_TESTBED_SPEC", str(spec))
+    spec.write_text(json.dumps({"controller_app": {"file": app.target, "sha256": app.sha256}}))
+    launcher.check_app_file()                  # as checked: it runs
+    spec.write_text(json.dumps({"controller_app": {"file": app.target, "sha256": "0" * 64}}))
+    with pytest.raises(SystemExit, match="changed since it was checked"):
+        launcher.check_app_file()

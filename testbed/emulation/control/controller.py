@@ -100,7 +100,9 @@ class ControllerProcess:
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
             "heartbeat_s": HEARTBEAT_S,
             **self._policy_file(),
-            "controller_app": self.app.describe() | {"beside": self.app.beside} if self.app else None})
+            "controller_app": self.app.describe() | {"beside": self.app.beside} | (
+                {"file": self.app.target, "sha256": self.app.sha256} if self.app.sha256 else {})
+            if self.app else None})
 
     def _policy_file(self) -> dict:
         """The file of a policy defined outside the testbed and the sha256 of what was checked
