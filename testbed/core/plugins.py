@@ -45,12 +45,22 @@ def loading() -> str | None:
 
 
 def loaded(path) -> bool:
-    return str(Path(path).resolve()) in _loaded
+    return str(resolve(path)) in _loaded
 
 
 def digest(path) -> str | None:
     """The sha256 (hex) of what ran of the plug-in `path`, None if it was not loaded."""
-    return _digests.get(str(Path(path).resolve()))
+    return _digests.get(str(resolve(path)))
+
+
+def resolve(path) -> Path:
+    """`path` with its symbolic links resolved; ParamError (one line) for a loop."""
+    try:
+        return Path(path).resolve()
+    except RuntimeError:                      # Python 3.11's "Symlink loop from ..."
+        raise ParamError(f"{path}: a loop of symbolic links") from None
+    except OSError as e:
+        raise ParamError(f"{path}: {e.strerror}") from None
 
 
 def fingerprint(path) -> str:
@@ -96,7 +106,7 @@ def read(path, sha256: str | None = None) -> tuple[Path, bytes]:
     """(the resolved path, its bytes) of the plug-in `path`, checked (trust_problem, PLUGIN_MAX,
     `sha256` when given); ParamError (one line) otherwise."""
     shown = str(path)
-    resolved = Path(path).resolve()
+    resolved = resolve(path)
     if resolved.suffix != ".py":
         raise ParamError(f"{shown}: a plug-in is a Python file (.py)")
     try:         # every directory above is trusted by now or refused below: nobody swaps it
@@ -133,7 +143,7 @@ def load(path: str | Path, sha256: str | None = None) -> ModuleType:
     line, `FILE: problem`) if it is missing, untrusted, too big, not a .py file, differs from
     `sha256` (when given), or raises."""
     shown = str(path)
-    key = str(Path(path).resolve())
+    key = str(resolve(path))
     if key in _loaded:
         if sha256 is not None and _digests[key] != sha256:
             raise ParamError(f"{shown}: changed since it was checked (its sha256 differs); not run")
@@ -167,7 +177,12 @@ def load(path: str | Path, sha256: str | None = None) -> ModuleType:
 
 
 def _one_line(error) -> str:
-    return " ".join(str(error).split())[:500]
+    """`error`'s message on one line, cut at 500 characters ('' if it cannot even be shown)."""
+    try:
+        text = str(error)[:2000]
+    except BaseException:  # noqa: BLE001 - a plug-in's own __str__ may raise anything
+        return ""
+    return " ".join(text.split())[:500]
 
 
 def _line_in(error: BaseException, path: str) -> str:

@@ -9,7 +9,6 @@ when the registry is first read (`registered()`, `get`).
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from testbed.core import entrypoints, plugins
 from testbed.core.errors import ParamError
@@ -107,7 +106,7 @@ def load(path, sha256: str | None = None) -> list[Family]:
     Returns them, each with `origin` = the file, so that a process started later (the controller)
     can load the same file (`sha256`: refused unless the file's bytes have that digest). Loading
     a file twice registers nothing new."""
-    path = str(Path(path).resolve())
+    path = str(plugins.resolve(path))
     mine = [f for f in FAMILIES.values() if f.origin == path]
     if mine:
         if plugins.loaded(path):

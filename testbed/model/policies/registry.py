@@ -121,7 +121,7 @@ def load_file(path: str | Path, sha256: str | None = None) -> list[str]:
     it also registers a family), which registers its policies with register(); the names it
     registered. One-line ParamError if it cannot be read, is not trusted, differs from `sha256`
     (the controller: what `up` checked), fails, or registers none."""
-    path = Path(path).resolve()
+    path = plugins.resolve(path)
     plugins.load(path, sha256)
     added = [n for n, (_, source) in _POLICIES.items() if source == str(path)]
     if not added:
