@@ -28,6 +28,7 @@ def registry():
     families.FAMILIES.clear()
     families.FAMILIES.update(before)
     plugins._loaded.clear()
+    plugins._digests.clear()
 
 
 def test_topo_show_takes_a_plugin_family(registry, capsys):
@@ -266,3 +267,23 @@ def test_the_launcher_runs_a_users_app_file_only_as_checked(tmp_path, monkeypatc
     spec.write_text(json.dumps({"controller_app": {"file": app.target, "sha256": "0" * 64}}))
     with pytest.raises(SystemExit, match="changed since it was checked"):
         launcher.check_app_file()
+
+
+@pytest.mark.parametrize("argv", [["trace", "l0h0", "l1h0"], ["capture", "l0h0-n0p0"]])
+def test_trace_and_capture_refuse_a_family_file_changed_since_up(registry, tmp_path, monkeypatch,
+                                                                 capsys, argv):
+    from testbed.emulation.run import runstate
+
+    from .conftest import fake_run
+    monkeypatch.setattr(runstate, "ROOT", tmp_path / "runs")
+    fake_run(tmp_path / "runs")
+    plugin = tmp_path / "mine.py"
+    shutil.copy(EXAMPLE, plugin)
+    checked = hashlib.sha256(plugin.read_bytes()).hexdigest()          # what `up` ran
+    marking(plugin, tmp_path / "ran", EXAMPLE.read_text())             # swapped since
+    (tmp_path / "runs" / "fake" / "spec.json").write_text(json.dumps(
+        {"family": "dualroot", "params": {}, "family_file": str(plugin), "family_sha256": checked}))
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"hpn-testbed: {plugin}: changed since it was checked (its sha256 differs); not run"]
+    assert not (tmp_path / "ran").exists()
