@@ -287,3 +287,15 @@ def test_trace_and_capture_refuse_a_family_file_changed_since_up(registry, tmp_p
     assert capsys.readouterr().err.splitlines() == [
         f"hpn-testbed: {plugin}: changed since it was checked (its sha256 differs); not run"]
     assert not (tmp_path / "ran").exists()
+
+
+def test_what_a_plugins_family_prints_later_goes_to_stderr_under_json(tmp_path):
+    text = EXAMPLE.read_text().replace("def build(p: DualRootParams) -> Fabric:\n",
+                                       "def build(p: DualRootParams) -> Fabric:\n"
+                                       "    print('built by the plug-in')\n", 1)
+    assert "built by the plug-in" in text
+    (tmp_path / "p.py").write_text(text)
+    done = cli("topo", "show", "dualroot", "--custom", str(tmp_path / "p.py"), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["family"] == "dualroot"
+    assert "built by the plug-in" in done.stderr
