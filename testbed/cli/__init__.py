@@ -156,7 +156,8 @@ def _run(argv: list[str]) -> int:
                                                            if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
     try:
-        with progress.shown(progress.choose(getattr(args, "json", False)), args.verbose), \
+        with plugins.blamed(), \
+                progress.shown(progress.choose(getattr(args, "json", False)), args.verbose), \
                 output.envelope_only():
             return args.func(args)
     except (ParamError, TestbedError) as e:

@@ -30,7 +30,7 @@ import zlib
 from pathlib import Path
 from types import ModuleType
 
-from testbed.core.errors import ParamError
+from testbed.core.errors import ParamError, TestbedError
 
 PLUGIN_MAX = 1024 * 1024       # bytes in a plug-in file: far above any hand-written one
 
@@ -174,6 +174,36 @@ def load(path: str | Path, sha256: str | None = None) -> ModuleType:
     _loaded[key] = module
     _digests[key] = hashlib.sha256(data).hexdigest()
     return module
+
+
+@contextlib.contextmanager
+def blamed():
+    """Anything a loaded plug-in's code raises later (a family's build, a policy; SystemExit and
+    KeyboardInterrupt too) becomes one ParamError line naming the file and its line; what the
+    testbed raises itself, and a real signal's unwinding, pass as they are."""
+    from testbed.core import interrupts
+    try:
+        yield
+    except (ParamError, TestbedError):
+        raise
+    except BaseException as e:  # noqa: BLE001 - a user's code may raise anything
+        path = _deepest_plugin(e)
+        if path is None or (isinstance(e, (KeyboardInterrupt, interrupts.Terminated))
+                            and interrupts.last is not None):
+            raise
+        text = _one_line(e)
+        raise ParamError(f"{path}{_line_in(e, path)}: {type(e).__name__}"
+                         f"{': ' + text if text else ''}") from None
+
+
+def _deepest_plugin(error: BaseException) -> str | None:
+    """The loaded plug-in file of the deepest frame of `error` that is in one, else None."""
+    found, tb = None, error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename in _loaded:
+            found = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    return found
 
 
 def _one_line(error) -> str:

@@ -299,3 +299,17 @@ def test_what_a_plugins_family_prints_later_goes_to_stderr_under_json(tmp_path):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["result"]["family"] == "dualroot"
     assert "built by the plug-in" in done.stderr
+
+
+@pytest.mark.parametrize("raises, says", [("raise SystemExit(0)", "SystemExit: 0"),
+                                          ("raise KeyboardInterrupt", "KeyboardInterrupt"),
+                                          ("raise BaseException('b')", "BaseException: b"),
+                                          ("raise ValueError('v')", "ValueError: v")])
+def test_what_a_plugins_family_raises_later_is_one_line_exit_2(tmp_path, raises, says):
+    head = "def build(p: DualRootParams) -> Fabric:\n"
+    (tmp_path / "p.py").write_text(EXAMPLE.read_text().replace(head, f"{head}    {raises}\n", 1))
+    line = EXAMPLE.read_text().splitlines().index(head.strip()) + 2
+    done = cli("topo", "show", "dualroot", "--custom", str(tmp_path / "p.py"), "--json")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"hpn-testbed: {tmp_path / 'p.py'}:{line}: {says}"]
+    assert json.loads(done.stdout)["ok"] is False
