@@ -11,6 +11,7 @@ plug-in, never run it (its first line would write a mark).
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import signal
 import socket
@@ -25,6 +26,8 @@ from testbed.model import families, policies
 from .conftest import trip_past_checks
 
 HANG_S = 10
+EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "custom_family.py").read_text()
+BUILD = "def build(p: DualRootParams) -> Fabric:\n"
 MARK = "open({mark!r}, 'w').write('ran')\n"
 
 
@@ -176,6 +179,7 @@ def surfaces(path: str, tmp: Path) -> dict[str, list[str]]:
         f'custom = {os.path.relpath(path, tmp / "exp")!r}\n[fabric]\nfamily = "hpn"\n'
         '[[traffic]]\nkind = "iperf3"\nfrom = "a"\nto = "b"\n')
     return {"topo show": ["topo", "show", "hpn", "--custom", path],
+            "its family built": ["topo", "show", "dualroot", "--custom", path, "--json"],
             "up --check": ["up", "hpn", "--check", f"--custom={path}"],
             "run --check": ["run", str(tmp / "exp" / "e.toml"), "--check"],
             "--controller-app": ["up", "hpn", "--check", "--controller-app", path]}
@@ -189,6 +193,9 @@ def cases():
     for label, body in raising_bodies().items():
         for surface in ("topo show", "up --check", "run --check"):
             yield surface, label, lambda tmp, body=body: write(tmp, body.encode()), False
+    for label, body in raising_bodies().items():     # later: what its family's build raises
+        late = EXAMPLE.replace(BUILD, BUILD + "".join(f"    {line}\n" for line in body.splitlines()), 1)
+        yield "its family built", label, lambda tmp, late=late: write(tmp, late.encode()), False
     for label, data in hostile_sources().items():
         for surface in ("topo show", "run --check"):
             yield surface, label, lambda tmp, data=data: write(tmp, data), False
@@ -257,7 +264,10 @@ def test_a_hostile_plugin_exits_2_with_one_line(surface, label, setup, unrun, gu
         assert len(err.splitlines()) == 1 and not (tmp / "ran").exists(), err
     else:
         assert len(err.splitlines()) == 1 or "x" * 1000 in err, err[-2000:]      # its prints: stderr
-    assert out == ""
+    if "--json" in argv:
+        assert json.loads(out)["ok"] is False, out
+    else:
+        assert out == ""
     assert snapshot(tmp) == before
 
 
