@@ -112,7 +112,7 @@ def inspect(app: ControllerApp) -> ControllerApp:
         raise ParamError(f"{where} --beside: {found['class']} speaks OpenFlow "
                          f"{', '.join(OVS_NAMES.get(v, str(v)) for v in versions)} only; beside ours "
                          "it must accept OpenFlow 1.5 (OFP_VERSIONS)")
-    return dataclasses.replace(app, cls=found["class"], versions=versions)
+    return ControllerApp(app.target, app.label, app.beside, found["class"], versions)
 
 
 def checked(spec: str | None, beside: bool = False) -> ControllerApp | None:
@@ -121,7 +121,8 @@ def checked(spec: str | None, beside: bool = False) -> ControllerApp | None:
         if beside:
             raise ParamError("--beside: only with --controller-app (it runs that app beside ours)")
         return None
-    return inspect(parse(spec, beside))
+    app = parse(spec, beside)
+    return dataclasses.replace(inspect(app), sha256=app.sha256)     # what the launcher compares
 
 
 def remote_controller(target: str) -> None:
