@@ -37,6 +37,8 @@ import os_ken.controller.controller as osken_controller  # noqa: E402  registers
 from os_ken.lib import hub
 
 from controller import heartbeat, ovs_groups
+from testbed.core import plugins
+from testbed.core.errors import ParamError
 
 LOG = logging.getLogger(__name__)
 
@@ -113,6 +115,21 @@ def run_apps(app_lists) -> None:
     hub.joinall(services)
 
 
+def check_app_file() -> None:
+    """A user's app file runs only as `up` checked it: the sha256 the run's spec gives
+    (testbed/emulation/control/apps.py), else the launcher exits with one line."""
+    spec = os.environ.get("HPN_TESTBED_SPEC")
+    if not spec:
+        return
+    with open(spec) as f:
+        app = json.load(f).get("controller_app") or {}
+    if app.get("file"):
+        try:
+            plugins.read(app["file"], app.get("sha256") or "")
+        except ParamError as e:
+            sys.exit(f"controller app {e}")
+
+
 def run(app_module, path, extra_args=()):
     """Serve OpenFlow on the Unix socket `path` with `app_module` (a module name or a path to
     a .py file, or several, comma-separated); `extra_args` are more os-ken options, e.g.
@@ -134,6 +151,7 @@ def run(app_module, path, extra_args=()):
         osken_controller.OpenFlowController.server_loop = lambda self, *ports: serve_unix(path)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _exit_now)
+    check_app_file()
     run_apps([app_module])
 
 

@@ -121,7 +121,7 @@ class RuleState:
         """The state of the run whose controller spec (JSON, written by the testbed) is `spec`."""
         fabric = families.from_spec(spec)
         if spec.get("policy_file"):   # a policy defined outside the testbed (registry.py)
-            policies.load_file(spec["policy_file"])
+            policies.load_file(spec["policy_file"], spec.get("policy_sha256") or "")
         # a user's app runs beside ours: tables 2 and on are its (testbed/emulation/control/apps.py)
         beside = bool((spec.get("controller_app") or {}).get("beside"))
         return cls(fabric, policies.normalize(fabric, spec.get("routing", {})), beside, log)

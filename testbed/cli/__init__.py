@@ -106,6 +106,18 @@ def every_parser(parser: argparse.ArgumentParser):
                 yield from every_parser(sub)
 
 
+def takes_custom(parser: argparse.ArgumentParser, argv: list[str]) -> bool:
+    """Does the (sub)command `argv` names accept --custom? Its parser found by the command
+    words, as argparse finds it."""
+    for word in argv:
+        if word == "--":
+            break
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is not None and word in sub.choices:
+            parser = sub.choices[word]
+    return any("--custom" in a.option_strings for a in parser._actions)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     output.begin(argv)
@@ -120,8 +132,17 @@ def main(argv=None) -> int:
 
 def _run(argv: list[str]) -> int:
     from testbed.core import plugins
+    custom = plugins.paths_in(argv)
+    if custom:  # a command without --custom is refused by its parser before any plug-in runs
+        try:
+            parser = build_parser()
+        except ParamError as e:
+            output.fail(f"hpn-testbed: {e}", e.exit_status)
+            return e.exit_status
+        if not takes_custom(parser, argv):
+            parser.parse_args(argv)     # exits 2: "unrecognized arguments: --custom ..."
     try:    # before the parser: what a plug-in registers is among its choices
-        plugins.load_all(plugins.paths_in(argv))
+        plugins.load_all(custom)
     except ParamError as e:
         output.fail(f"hpn-testbed: --custom {e}", e.exit_status)
         return e.exit_status
@@ -135,7 +156,9 @@ def _run(argv: list[str]) -> int:
                                                            if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
     try:
-        with progress.shown(progress.choose(getattr(args, "json", False)), args.verbose):
+        with plugins.blamed(), \
+                progress.shown(progress.choose(getattr(args, "json", False)), args.verbose), \
+                output.envelope_only():
             return args.func(args)
     except (ParamError, TestbedError) as e:
         output.fail(f"hpn-testbed: {e}", e.exit_status)

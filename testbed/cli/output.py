@@ -10,6 +10,7 @@ error under `--json` is the second form on stdout, besides its one line on stder
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -54,7 +55,22 @@ def fail(line: str, status: int) -> None:
 def _emit(body: dict) -> None:
     _mode["printed"] = True
     print(json.dumps({"hpn_testbed": version(), "command": _mode["command"], **body},
-                     indent=2, default=str), flush=True)
+                     indent=2, default=str), flush=True, file=_mode.get("stdout") or sys.stdout)
+
+
+@contextlib.contextmanager
+def envelope_only():
+    """Under --json, stdout holds the envelope alone: whatever else prints there meanwhile (a
+    plug-in's family or policy, a user's code) goes to stderr."""
+    if not _mode["json"]:
+        yield
+        return
+    _mode["stdout"] = sys.stdout
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _mode.pop("stdout", None)
 
 
 def reader_gone() -> None:

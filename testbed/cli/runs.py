@@ -41,7 +41,8 @@ def add_parser(sub) -> None:
                    "once every check passed; never a symbolic link)")
     r.add_argument("--quick", action="store_true", help="the short version (what the tour runs)")
     r.add_argument("--check", action="store_true",
-                   help="only validate experiment files (FILE.toml): no root, no fabric, nothing created; "
+                   help="only validate experiment files (FILE.toml): no root, no fabric, nothing created "
+                        "(a `custom = ...` plug-in does run: its top level registers what it adds); "
                         "one line per valid file, else one error line and exit status 2")
     from testbed.cli.topo import add_custom_arg
     from testbed.cli.up import add_keep_arg, add_servers_arg

@@ -113,7 +113,7 @@ def snapshot_registries():
     from testbed.scenario import registry as scenario_registry
     saved = [(d, dict(d)) for d in (families.FAMILIES, scenario_registry.PLUGGED,
                                     policy_registry._POLICIES, fault_registry.REGISTRY.kinds,
-                                    plugins._loaded)]
+                                    plugins._loaded, plugins._digests)]
     done = set(entrypoints._done)
 
     def restore():

@@ -13,11 +13,16 @@ root-only Unix socket, watched by the same watchdog, in one of two modes:
 
 The app is looked at by `python -m controller.appcheck` in a process of its own (bytecode off):
 a missing file, a name that is not .py, an unknown module or one without an OSKenApp subclass
-is one line (ParamError), before any fabric exists. A remote controller is refused with one
-line (`remote_controller`): an open OpenFlow port would let anyone program the fabric.
+is one line (ParamError), before any fabric exists. A file is trusted as a plug-in is
+(testbed/core/plugins.py: its owner and who may write it and the directories above it, 1 MB at
+most); its sha256 goes into the run's spec, and the launcher runs it only if it still matches.
+A remote controller is refused with one line (`remote_controller`): an open OpenFlow port would
+let anyone program the fabric.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -29,6 +34,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from testbed.core import plugins
 from testbed.core.errors import ParamError
 
 PROJECT = Path(__file__).resolve().parents[3]
@@ -45,12 +51,14 @@ OVS_NAMES = {1: "OpenFlow10", 3: "OpenFlow12", 4: "OpenFlow13", 5: "OpenFlow14",
 @dataclass(frozen=True)
 class ControllerApp:
     """A user's app: `target` is what os-ken loads (a module name or an absolute .py path),
-    `label` what the user wrote; `versions` the OpenFlow wire versions it accepts."""
+    `label` what the user wrote; `versions` the OpenFlow wire versions it accepts; `sha256` that
+    of a file's bytes as checked."""
     target: str
     label: str
     beside: bool = False
     cls: str = ""
     versions: tuple[int, ...] = OSKEN_VERSIONS
+    sha256: str = ""
 
     def bridge_protocols(self) -> str:
         """The bridges' `protocols`: the app's versions, and 1.5 for our ovs-ofctl reads."""
@@ -79,7 +87,11 @@ def parse(spec: str, beside: bool = False) -> ControllerApp:
     target = str(path.resolve())
     if "," in target:
         raise ParamError(f"{where}: a path with a comma (os-ken splits its app list on commas)")
-    return ControllerApp(target, spec, beside)
+    try:
+        data = plugins.read(path)[1]
+    except ParamError as e:
+        raise ParamError(f"--controller-app {e}") from None
+    return ControllerApp(target, spec, beside, sha256=hashlib.sha256(data).hexdigest())
 
 
 def inspect(app: ControllerApp) -> ControllerApp:
@@ -165,7 +177,8 @@ def checked(spec: str | None, beside: bool = False) -> ControllerApp | None:
         if beside:
             raise ParamError("--beside: only with --controller-app (it runs that app beside ours)")
         return None
-    return inspect(parse(spec, beside))
+    app = parse(spec, beside)
+    return dataclasses.replace(inspect(app), sha256=app.sha256)     # what the launcher compares
 
 
 def remote_controller(target: str) -> None:

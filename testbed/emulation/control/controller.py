@@ -24,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-from testbed.core import files, progress
+from testbed.core import files, plugins, progress
 from testbed.core.errors import ParamError, TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation.net import system
@@ -99,8 +99,16 @@ class ControllerProcess:
             **families.spec_of(self.fabric), "routing": self.routing, "status": str(self.status_file),
             "sightings": str(self.sightings_file), "heartbeat": str(self.heartbeat_file),
             "heartbeat_s": HEARTBEAT_S,
-            "policy_file": policies.source(self.routing.get("policy", "")),
-            "controller_app": self.app.describe() | {"beside": self.app.beside} if self.app else None})
+            **self._policy_file(),
+            "controller_app": self.app.describe() | {"beside": self.app.beside} | (
+                {"file": self.app.target, "sha256": self.app.sha256} if self.app.sha256 else {})
+            if self.app else None})
+
+    def _policy_file(self) -> dict:
+        """The file of a policy defined outside the testbed and the sha256 of what was checked
+        (the controller loads exactly that: testbed/core/plugins.py)."""
+        path = policies.source(self.routing.get("policy", ""))
+        return {"policy_file": path, **({"policy_sha256": plugins.fingerprint(path)} if path else {})}
 
     def status(self) -> ControllerStatus:
         """What the controller last reported (written=False before its first write)."""

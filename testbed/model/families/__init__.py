@@ -9,7 +9,6 @@ when the registry is first read (`registered()`, `get`).
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 from testbed.core import entrypoints, plugins
 from testbed.core.errors import ParamError
@@ -90,26 +89,30 @@ def spec_of(fabric: Fabric) -> dict:
     and the file its family came from when it was loaded from one (`load`)."""
     origin = of(fabric).origin
     return {"family": fabric.family, "params": dataclasses.asdict(fabric.params),
-            **({"family_file": origin} if origin else {})}
+            **({"family_file": origin, "family_sha256": plugins.digest(origin)} if origin else {})}
 
 
 def from_spec(spec: dict) -> Fabric:
-    """The fabric `spec` (spec_of's dict) names, its family's file loaded first if it has one."""
+    """The fabric `spec` (spec_of's dict) names, its family's file loaded first if it has one:
+    exactly what was checked when the spec was written (its sha256), else ParamError."""
     if spec.get("family_file"):
-        load(spec["family_file"])
+        load(spec["family_file"], spec.get("family_sha256") or "")
     return make_fabric(spec["family"], spec["params"])
 
 
-def load(path) -> list[Family]:
+def load(path, sha256: str | None = None) -> list[Family]:
     """Run the Python file `path` (a plug-in, testbed/core/plugins.py) and register every Family
     it registered or defines at its top level (a family it imports from elsewhere is left alone).
     Returns them, each with `origin` = the file, so that a process started later (the controller)
-    can load the same file. Loading a file twice registers nothing new."""
-    path = str(Path(path).resolve())
+    can load the same file (`sha256`: refused unless the file's bytes have that digest). Loading
+    a file twice registers nothing new."""
+    path = str(plugins.resolve(path))
     mine = [f for f in FAMILIES.values() if f.origin == path]
     if mine:
+        if plugins.loaded(path):
+            plugins.load(path, sha256)      # the same module; refused if another digest
         return mine
-    module = plugins.load(path)
+    module = plugins.load(path, sha256)
     found = [f for f in FAMILIES.values() if f.origin == path]
     found += [register(dataclasses.replace(v, origin=path)) for v in list(vars(module).values())
               if isinstance(v, Family) and v.name not in FAMILIES]

@@ -116,12 +116,13 @@ def source(name: str) -> str | None:
     return entry[1] if entry else None
 
 
-def load_file(path: str | Path) -> list[str]:
+def load_file(path: str | Path, sha256: str | None = None) -> list[str]:
     """Run a user's Python file once per process (testbed/core/plugins.py: the same module when
     it also registers a family), which registers its policies with register(); the names it
-    registered. One-line ParamError if it cannot be read, fails, or registers none."""
-    path = Path(path).resolve()
-    plugins.load(path)
+    registered. One-line ParamError if it cannot be read, is not trusted, differs from `sha256`
+    (the controller: what `up` checked), fails, or registers none."""
+    path = plugins.resolve(path)
+    plugins.load(path, sha256)
     added = [n for n, (_, source) in _POLICIES.items() if source == str(path)]
     if not added:
         raise ParamError(f"{path}: registers no routing policy (call testbed.model.policies.register)")
