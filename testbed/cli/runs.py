@@ -2,6 +2,8 @@
 experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
+import sys
+
 from testbed.cli import attempts
 from testbed.cli.output import check_output, console, escape, print_json, styled, table
 from testbed.core import progress
@@ -197,9 +199,9 @@ def machine_preflight(runs=(), servers=()):
 
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
-    would before building anything; one line per file, or under --json one envelope listing them
-    (ParamError, exit 2, on the first bad one)."""
-    from testbed import experiments
+    would before building anything; one line per file (a bad file's on stderr), or under --json
+    one envelope listing them all, a bad file as {"valid": false, "error": ...}. Exit status 2
+    if any file is bad, after every file was checked."""
     from testbed.model.params import parse_settings
     if not args.names:
         raise ParamError("--check: name the experiment files to validate (FILE.toml)")
@@ -207,17 +209,27 @@ def check_files(args) -> int:
     if scenarios:
         raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
     settings = parse_settings(args.set)
-    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec
-               for name in args.names]
-    found = [{"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
-              "faults": len(spec.faults), "expects": len(spec.expects)} for spec in checked]
+    found = [check_file(name, settings, args) for name in args.names]
     if args.json:
         print_json(found)
-        return 0
     for f in found:
-        print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
-              f"{f['expects']} expect)")
-    return 0
+        if not f["valid"]:
+            print(f"hpn-testbed: {f['error']}", file=sys.stderr)
+        elif not args.json:
+            print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
+                  f"{f['expects']} expect)")
+    return 0 if all(f["valid"] for f in found) else 2
+
+
+def check_file(name: str, settings: dict, args) -> dict:
+    """One file's entry in `run --check`'s list: what it holds, or the one line that refuses it."""
+    from testbed import experiments
+    try:
+        spec = experiments.load(name).configure(settings, args.quick, args.preset).spec
+    except ParamError as e:
+        return {"file": name, "valid": False, "error": str(e)}
+    return {"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
+            "faults": len(spec.faults), "expects": len(spec.expects)}
 
 
 def run_all(runs, args) -> int:
