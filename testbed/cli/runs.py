@@ -281,7 +281,7 @@ def summary_table(results):
 
 
 def print_result(con, result) -> None:
-    con.print(f"  paper: {escape(result.paper)}\n  expected here: {escape(result.expectation)}\n"
+    con.print(f"  {escape(result.source)}\n  expected here: {escape(result.expectation)}\n"
               f"  measured: {escape(result.measured)}\n  verdict: {shown(result.verdict)}"
               + (f" ({escape(result.headline)})" if result.headline else ""))
     files = ", ".join(result.files.values())

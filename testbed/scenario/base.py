@@ -44,6 +44,16 @@ class Result:
     files: dict = field(default_factory=dict)
     headline: str = ""          # the measured effect in a few words (the tour's summary)
 
+    @property
+    def source(self) -> str:
+        return source(self.claim, self.paper)
+
+
+def source(claim: str, paper: str) -> str:
+    """What a run is held against, as its report and its figure say it: the paper's figure for
+    a claim ("paper: ..."), the file itself for an experiment file ("experiment: TITLE (PATH)")."""
+    return f"{'experiment' if claim == 'experiment' else 'paper'}: {paper}"
+
 
 @dataclass
 class Judgement:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from testbed.scenario.base import source
+
 COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
 VERDICT_COLOUR = {"reproduced": "darkgreen", "invalid": "darkgoldenrod", "measured": "navy"}
 
@@ -23,7 +25,7 @@ def figure(scenario, result, ncols: int = 1, size=(8, 4.5)):
                  color=VERDICT_COLOUR.get(result.verdict, "darkred"))
     for ax in axes:
         ax.grid(alpha=0.3)
-    paper(fig, f"paper: {scenario.paper}")
+    paper(fig, source(result.claim, result.paper))
     return fig, (axes[0] if ncols == 1 else axes)
 
 
