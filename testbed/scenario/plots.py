@@ -8,8 +8,6 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from testbed.scenario.base import source
-
 COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
 VERDICT_COLOUR = {"reproduced": "darkgreen", "invalid": "darkgoldenrod", "measured": "navy"}
 
@@ -25,7 +23,7 @@ def figure(scenario, result, ncols: int = 1, size=(8, 4.5)):
                  color=VERDICT_COLOUR.get(result.verdict, "darkred"))
     for ax in axes:
         ax.grid(alpha=0.3)
-    paper(fig, source(result.claim, result.paper))
+    paper(fig, result.source)
     return fig, (axes[0] if ncols == 1 else axes)
 
 
