@@ -29,7 +29,8 @@ def add_parser(sub) -> None:
     r.add_argument("names", nargs="*", metavar="NAME",
                    help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
+                   help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them); "
+                        "on the tour, given to the scenarios that take it")
     r.add_argument("--preset", choices=preset_names(),
                    help="a named fabric shape (the family's presets, testbed/model/families); --set "
                         "overrides it")
@@ -109,7 +110,7 @@ def chosen_runs(args) -> list:
     from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
-    from testbed.scenario import catalog
+    from testbed.scenario import catalog, knobs
     settings = parse_settings(args.set)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
@@ -122,10 +123,12 @@ def chosen_runs(args) -> list:
         raise ParamError(f"--servers: not supported for experiment files ({', '.join(toml)}); "
                          "run scenarios by name")
     quick = args.quick or not args.names                 # the tour runs short versions
+    chosen = [experiments.load(name) if name.endswith(".toml") else catalog.get(name) for name in names]
+    # the tour's --set reaches the scenarios that take it; named ones must each take it
+    each = knobs.spread(settings, {r.name: r.parameters() for r in chosen}) if not args.names else None
     runs = []
-    for name in names:
-        run = experiments.load(name) if name.endswith(".toml") else catalog.get(name)
-        run = run.configure(settings, quick, args.preset)
+    for run in chosen:
+        run = run.configure(each[run.name] if each else settings, quick, args.preset)
         if servers:                      # where its fabrics run (none: this machine)
             run.servers = tuple(servers)
         runs.append(run)

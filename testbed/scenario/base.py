@@ -121,6 +121,11 @@ class Scenario:
         self.meaningful()
         return self
 
+    @classmethod
+    def parameters(cls) -> set[str]:
+        """Every key `configure` takes: its knobs and its fabrics' parameters but those it fixes."""
+        return (set(cls.Knobs.names()) | knobs_module.fabric_keys(cls.families)) - set(cls.fixed)
+
     def preset_settings(self, preset: str | None) -> dict:
         """A --preset's settings (the family's presets) for the scenario's first family."""
         from testbed.model.families import get
