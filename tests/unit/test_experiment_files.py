@@ -256,3 +256,9 @@ def test_the_report_names_the_experiment_and_its_file_not_a_paper(tmp_path):
     print_result(con, result)
     text = con.export_text()
     assert f"experiment: NIC 0 loses a link ({path})" in text and "paper:" not in text
+
+
+def test_every_measure_has_its_bounds():
+    from testbed.experiments import expect
+    assert set(expect.LIMITS) == set(expect.MEASURES)
+    assert all(low == 0.0 for low, _, _ in expect.LIMITS.values()) and expect.LIMITS["loss"][1] == 1.0
