@@ -33,11 +33,11 @@ MEASURED = "measured"
 def schedule(faults: Faults, spec) -> Schedule:
     """The file's faults on the timeline engine: each kind injected at its `at` and repaired
     `for` s later, or ending by itself (a flap train holds the schedule until it ends)."""
-    out = Schedule()
+    out = Schedule(end=spec.planned)
     for f in spec.faults:
         kind = fault_registry.get(f.kind)
         out.fault(f.at, lambda kind=kind, f=f: kind.inject(faults, **f.arguments),
-                  None if f.self_timed else f.seconds)
+                  None if f.self_timed else f.seconds, label=f.label)
     return out
 
 
