@@ -93,6 +93,25 @@ def command(text: str) -> None:
         _say(f"  $ {first[:160]}")
 
 
+def rounds(n: int, what: str = "round"):
+    """range(n), saying on the running phase "round k of n" as each round runs, with the time
+    left once a round is done (the mean round's, counting down)."""
+    done: list[float] = []
+
+    def says(k: int, t0: float) -> str:
+        if not done:
+            return f"{what} {k} of {n}"
+        mean = statistics.mean(done)
+        left = max(mean - (time.monotonic() - t0), 0.0) + mean * (n - k)
+        return f"{what} {k} of {n}, {clock(left)} left"
+    for k in range(n):
+        t0 = time.monotonic()
+        note(lambda k=k, t0=t0: says(k + 1, t0))
+        yield k
+        done.append(time.monotonic() - t0)
+    note("")            # the rounds are over: what follows says its own
+
+
 class Steps:
     """A count of long steps ("tour 2 of 7: NAME"), each a phase, with the elapsed time and an
     ETA from the mean of the steps done so far."""

@@ -125,6 +125,20 @@ def test_a_note_may_be_said_anew_at_each_redraw(monkeypatch):
         assert progress.status_text().startswith("measuring: fault 1 of 2 in place, 2s left")
 
 
+def test_rounds_say_k_of_n_and_the_time_left(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    seen = []
+    with progress.phase("measuring"):
+        for k in progress.rounds(3):
+            seen.append(progress.status_text())
+            now[0] += 10 * (k + 1)
+            seen.append(progress.status_text())
+    assert seen == ["measuring: round 1 of 3 [0s]", "measuring: round 1 of 3 [10s]",
+                    "measuring: round 2 of 3, 20s left [10s]", "measuring: round 2 of 3, 10s left [30s]",
+                    "measuring: round 3 of 3, 15s left [30s]", "measuring: round 3 of 3, 0s left [1m00s]"]
+
+
 def test_off_is_silent_and_the_stack_unwinds_on_an_error(capsys):
     try:
         with progress.phase("outer"), progress.phase("inner"):
