@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from testbed.core import progress
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -80,7 +81,8 @@ class DisjointPaths(LeafSpineScenario, name="disjoint-paths", claim="C6", tour=T
         with make_emulation(fab, Options(), servers=self.servers) as emu:
             nic = {h: fab.hosts[h].nics[0] for h in fab.hosts}
             jobs = [(nic["g0h0"], nic["g1h0"]), (nic["g0h1"], nic["g1h1"])]
-            rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES} for r in range(rounds)]
+            rows = [{mode: self.round(emu, jobs, mode, r, nbytes) for mode in MODES}
+                    for r in progress.rounds(rounds)]
             setup = setup_of(emu, bytes_per_job=nbytes, message=k.message, rounds=rounds, pace=k.pace)
         return {"rounds": rows,
                 "setup": {**setup, "x_label": "round", "y_label": "completion (s)"},

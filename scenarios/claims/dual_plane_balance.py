@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from testbed.core import progress
 from testbed.core.errors import TestbedError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -143,7 +144,7 @@ class DualPlaneBalance(Scenario, name="dual-plane-balance", claim="C5", tour=Tru
         for label, dual in (("ecmp", False), ("dual-plane", True)):
             with make_emulation(self.fabric(dual_plane=dual), Options(), servers=self.servers) as emu:
                 incast, per_round = Incast(emu, k), []
-                for r in range(rounds):
+                for r in progress.rounds(rounds):
                     row, queues = incast.round(r)
                     per_round.append(row)
                     if r == 0:

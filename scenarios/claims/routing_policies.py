@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from testbed.core import progress
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import cpu_busy_fraction
@@ -45,7 +46,7 @@ def reduce_scatters(emu, rounds: int, size: int) -> tuple[list, list]:
     """`rounds` rounds of both TP-2 groups' reduce-scatter at once: the mean bus bandwidth of each
     round (Mbit/s) and the CPU busy fraction."""
     bus, busy = [], []
-    for r in range(rounds):
+    for r in progress.rounds(rounds):
         jobs = [pin_ports(C.reduce_scatter(emu.fabric, [a, b], size, job=f"tp2-{a}",
                                            sport_base=48000 + 100 * r + 10 * i), 9000 + 10 * r + i)
                 for i, (a, b) in enumerate(GROUPS)]

@@ -2,6 +2,8 @@
 experiment files (FILE.toml): parameters (--set, --preset), repeats (--repeat N)."""
 from __future__ import annotations
 
+import sys
+
 from testbed.cli import attempts
 from testbed.cli.output import check_output, console, escape, print_json, styled, table
 from testbed.core import progress
@@ -27,7 +29,8 @@ def add_parser(sub) -> None:
     r.add_argument("names", nargs="*", metavar="NAME",
                    help="scenarios (see `list`) or experiment files (FILE.toml, see experiments/)")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them)")
+                   help="a scenario knob or fabric parameter (repeatable; `run NAME --help` lists them); "
+                        "on the tour, given to the scenarios that take it")
     r.add_argument("--preset", choices=preset_names(),
                    help="a named fabric shape (the family's presets, testbed/model/families); --set "
                         "overrides it")
@@ -108,7 +111,7 @@ def chosen_runs(args) -> list:
     from testbed import experiments
     from testbed.cli.up import servers_of
     from testbed.model.params import parse_settings
-    from testbed.scenario import catalog
+    from testbed.scenario import catalog, knobs
     settings = parse_settings(args.set)
     if not 1 <= args.repeat <= MAX_REPEAT:
         raise ParamError(f"--repeat {args.repeat}: choose 1..{MAX_REPEAT} (each is a fresh bring-up)")
@@ -121,10 +124,12 @@ def chosen_runs(args) -> list:
         raise ParamError(f"--servers: not supported for experiment files ({', '.join(toml)}); "
                          "run scenarios by name")
     quick = args.quick or not args.names                 # the tour runs short versions
+    chosen = [experiments.load(name) if name.endswith(".toml") else catalog.get(name) for name in names]
+    # the tour's --set reaches the scenarios that take it; named ones must each take it
+    each = knobs.spread(settings, {r.name: r.parameters() for r in chosen}) if not args.names else None
     runs = []
-    for name in names:
-        run = experiments.load(name) if name.endswith(".toml") else catalog.get(name)
-        run = run.configure(settings, quick, args.preset)
+    for run in chosen:
+        run = run.configure(each[run.name] if each else settings, quick, args.preset)
         if servers:                      # where its fabrics run (none: this machine)
             run.servers = tuple(servers)
         runs.append(run)
@@ -198,9 +203,9 @@ def machine_preflight(runs=(), servers=()):
 
 def check_files(args) -> int:
     """`run FILE.toml --check`: each file read and checked against its fabric's model, as a run
-    would before building anything; one line per file, or under --json one envelope listing them
-    (ParamError, exit 2, on the first bad one)."""
-    from testbed import experiments
+    would before building anything; one line per file (a bad file's on stderr), or under --json
+    one envelope listing them all, a bad file as {"valid": false, "error": ...}. Exit status 2
+    if any file is bad, after every file was checked."""
     from testbed.model.params import parse_settings
     if not args.names:
         raise ParamError("--check: name the experiment files to validate (FILE.toml)")
@@ -208,17 +213,27 @@ def check_files(args) -> int:
     if scenarios:
         raise ParamError(f"--check validates experiment files (FILE.toml); {scenarios[0]!r} is not one")
     settings = parse_settings(args.set)
-    checked = [experiments.load(name).configure(settings, args.quick, args.preset).spec
-               for name in args.names]
-    found = [{"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
-              "faults": len(spec.faults), "expects": len(spec.expects)} for spec in checked]
+    found = [check_file(name, settings, args) for name in args.names]
     if args.json:
         print_json(found)
-        return 0
     for f in found:
-        print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
-              f"{f['expects']} expect)")
-    return 0
+        if not f["valid"]:
+            print(f"hpn-testbed: {f['error']}", file=sys.stderr)
+        elif not args.json:
+            print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
+                  f"{f['expects']} expect)")
+    return 0 if all(f["valid"] for f in found) else 2
+
+
+def check_file(name: str, settings: dict, args) -> dict:
+    """One file's entry in `run --check`'s list: what it holds, or the one line that refuses it."""
+    from testbed import experiments
+    try:
+        spec = experiments.load(name).configure(settings, args.quick, args.preset).spec
+    except ParamError as e:
+        return {"file": name, "valid": False, "error": str(e)}
+    return {"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
+            "faults": len(spec.faults), "expects": len(spec.expects)}
 
 
 def run_all(runs, args) -> int:
@@ -270,7 +285,7 @@ def summary_table(results):
 
 
 def print_result(con, result) -> None:
-    con.print(f"  paper: {escape(result.paper)}\n  expected here: {escape(result.expectation)}\n"
+    con.print(f"  {escape(result.source)}\n  expected here: {escape(result.expectation)}\n"
               f"  measured: {escape(result.measured)}\n  verdict: {shown(result.verdict)}"
               + (f" ({escape(result.headline)})" if result.headline else ""))
     files = ", ".join(result.files.values())

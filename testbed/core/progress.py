@@ -10,6 +10,10 @@ and a sequence of long steps (the tour, `--repeat`) counts them, with an ETA:
     steps = progress.Steps("tour", len(runs))
     with steps.step("link-flap"): ...
 
+A name or a note may be a function, called at each redraw of the live line, so that what it says
+(the tour's elapsed time and ETA, the fault in place, the time left) moves while the phase runs
+instead of freezing at what it was when the phase began.
+
 How they are shown is chosen once, by the command line (`progress.shown(view, verbosity)`), on
 stderr, so that stdout keeps the results (and stays pure JSON under --json):
 - "live" (stderr is a terminal): one status line (rich), redrawn 4 times a second while a phase
@@ -27,11 +31,18 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 
 VIEWS = ("live", "lines", "off")
 _stack: list[dict] = []                 # the running phases, outermost first
 _shown = {"view": "off", "verbosity": 0, "live": None}
+Text = str | Callable[[], str]          # a name or a note: fixed, or computed when shown
+
+
+def said(text: Text) -> str:
+    """What a name or note says now."""
+    return text() if callable(text) else text
 
 
 def choose(json_output: bool) -> str:
@@ -56,7 +67,7 @@ def shown(view: str, verbosity: int = 0):
 
 
 @contextmanager
-def phase(name: str):
+def phase(name: Text):
     """A phase of long work, named as a user would understand it (e.g. "learning")."""
     entry = {"name": name, "t0": time.monotonic(), "note": ""}
     _stack.append(entry)
@@ -68,8 +79,9 @@ def phase(name: str):
         _end(entry)
 
 
-def note(text: str) -> None:
-    """How far the innermost phase is (e.g. "12 of 16 NIC ports"): on the live line only."""
+def note(text: Text) -> None:
+    """How far the innermost phase is (e.g. "12 of 16 NIC ports", or a function saying it at
+    each redraw): on the live line only."""
     if _stack:
         _stack[-1]["note"] = text
 
@@ -81,6 +93,25 @@ def command(text: str) -> None:
         _say(f"  $ {first[:160]}")
 
 
+def rounds(n: int, what: str = "round"):
+    """range(n), saying on the running phase "round k of n" as each round runs, with the time
+    left once a round is done (the mean round's, counting down)."""
+    done: list[float] = []
+
+    def says(k: int, t0: float) -> str:
+        if not done:
+            return f"{what} {k} of {n}"
+        mean = statistics.mean(done)
+        left = max(mean - (time.monotonic() - t0), 0.0) + mean * (n - k)
+        return f"{what} {k} of {n}, {clock(left)} left"
+    for k in range(n):
+        t0 = time.monotonic()
+        note(lambda k=k, t0=t0: says(k + 1, t0))
+        yield k
+        done.append(time.monotonic() - t0)
+    note("")            # the rounds are over: what follows says its own
+
+
 class Steps:
     """A count of long steps ("tour 2 of 7: NAME"), each a phase, with the elapsed time and an
     ETA from the mean of the steps done so far."""
@@ -88,16 +119,21 @@ class Steps:
     def __init__(self, label: str, total: int):
         self.label, self.total, self.t0, self.done = label, total, time.monotonic(), []
 
-    def title(self, k: int, name: str) -> str:
-        elapsed = time.monotonic() - self.t0
-        eta = (f", ETA {clock(statistics.mean(self.done) * (self.total - k + 1))}" if self.done
-               else "")
-        return f"{self.label} {k} of {self.total}: {name} ({clock(elapsed)} elapsed{eta})"
+    def title(self, k: int, name: str, started: float | None = None) -> str:
+        """The step's line as of now: the time since the first step began, and the time left,
+        counting down during the step (the mean of the steps done, less what this one has
+        taken so far, never below zero, plus the mean for each step still to come)."""
+        now = time.monotonic()
+        eta = ""
+        if self.done:
+            mean, taken = statistics.mean(self.done), now - (now if started is None else started)
+            eta = f", ETA {clock(max(mean - taken, 0.0) + mean * (self.total - k))}"
+        return f"{self.label} {k} of {self.total}: {name} ({clock(now - self.t0)} elapsed{eta})"
 
     @contextmanager
     def step(self, name: str):
-        start = time.monotonic()
-        with phase(self.title(len(self.done) + 1, name)):
+        start, k = time.monotonic(), len(self.done) + 1
+        with phase(lambda: self.title(k, name, start)):
             yield
         self.done.append(time.monotonic() - start)
 
@@ -117,8 +153,9 @@ def status_text() -> str:
     if not _stack:
         return ""
     inner = _stack[-1]
-    where = " > ".join(e["name"] for e in list(_stack))
-    about = f": {inner['note']}" if inner["note"] else ""
+    where = " > ".join(said(e["name"]) for e in list(_stack))
+    text = said(inner["note"])
+    about = f": {text}" if text else ""
     return f"{where}{about} [{clock(time.monotonic() - inner['t0'])}]"
 
 
@@ -126,15 +163,16 @@ def status_text() -> str:
 def _begin(entry: dict) -> None:
     view = _shown["view"]
     if view == "lines":
-        _say(" > ".join(e["name"] for e in _stack))
+        _say(" > ".join(said(e["name"]) for e in _stack))
     elif view == "live" and _shown["live"] is None:
         _start_live()
 
 
 def _end(entry: dict) -> None:
     if _shown["view"] != "off" and _shown["verbosity"] >= 1:
-        about = f" ({entry['note']})" if entry["note"] else ""
-        _say(f"  {entry['name']}: {time.monotonic() - entry['t0']:.1f} s{about}")
+        text = said(entry["note"])
+        about = f" ({text})" if text else ""
+        _say(f"  {said(entry['name'])}: {time.monotonic() - entry['t0']:.1f} s{about}")
     if not _stack:
         _stop_live()
 

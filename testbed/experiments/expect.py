@@ -26,6 +26,13 @@ USES = {"loss": ("of", "phase"), "throughput": ("of", "phase"), "rtt": ("from", 
         "failover_gap": ("from", "to"), "busbw": ("traffic",)}
 PHASE = re.compile(r"^(before|after|fault ([1-9][0-9]*))$")
 BOUND = (-1e12, 1e12)
+# What a bound may be, by measure: no figure here is negative (a loss bound below 0 would ask for
+# the rate to rise, which a fault cannot promise), and a loss is at most all of the `before` rate.
+LIMITS = {"loss": (0.0, 1.0, "a loss is a fraction of the before rate, from 0 to 1"),
+          "throughput": (0.0, BOUND[1], "a throughput cannot be negative"),
+          "rtt": (0.0, BOUND[1], "an RTT cannot be negative"),
+          "failover_gap": (0.0, BOUND[1], "a failover gap cannot be negative"),
+          "busbw": (0.0, BOUND[1], "a bus bandwidth cannot be negative")}
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,10 @@ def read(r, spec_parts: dict) -> Expect:
     low, high = r.get("min", float, None, bounds=BOUND), r.get("max", float, None, bounds=BOUND)
     if low is None and high is None:
         r.fail(None, "a bound is required: min, max or both")
+    floor, ceiling, why = LIMITS[measure]
+    for key, value in (("min", low), ("max", high)):
+        if value is not None and not floor <= value <= ceiling:
+            r.fail(key, f"{value:g}: {why}")
     if low is not None and high is not None and low > high:
         r.fail("max", f"{high:g} is below min={low:g}")
     fields = {"measure": measure, "where": r.where, "low": low, "high": high}

@@ -47,3 +47,16 @@ def losses(means: dict[str, float | None]) -> dict[str, float | None]:
     before = means.get(BEFORE)
     return {name: (round(1 - v / before, 4) if before and v is not None else None)
             for name, v in means.items() if name not in (BEFORE, AFTER)}
+
+
+ROSE = 0.05     # a rate that rose more than this during a fault: the fault did not bite
+
+
+def rose(name: str, item_losses: dict[str, float | None]) -> list[str]:
+    """A warning for each fault during which watched item `name` carried more than ROSE above
+    its `before` rate: the fault did not limit it, something else does (two cross-pod flows are
+    held by the oversubscribed core, not by the NIC whose link went down), so a bound on its loss
+    or throughput says nothing about the fault."""
+    return [f"WARNING: {name} rose {-loss:.0%} above its before rate during {phase}: the fault did "
+            "not limit it (something else does, e.g. the core, not the NIC)"
+            for phase, loss in item_losses.items() if loss is not None and -loss > ROSE]

@@ -23,7 +23,8 @@ class RttProbe:
     """Pings from `src` to `dst` every 0.1 s for `seconds`, in the background."""
 
     def __init__(self, emu, src, dst, seconds: float):
-        self.out = emu.state.file(f"rtt-{src.ip}-{dst.ip}.txt")
+        self.emu = emu
+        self.out = emu.state.output(f"rtt-{src.ip}-{dst.ip}.txt")
         count = max(int(seconds / RTT_INTERVAL), 1)
         self.proc = emu.net[src.host].spawn(
             f"ping -n -D -i {RTT_INTERVAL} -c {count} -W 1 -I {src.ip} {dst.ip}", "ping", out=self.out)
@@ -31,7 +32,7 @@ class RttProbe:
     def wait(self, timeout: float, wall_start: float) -> list[list[float]]:
         wait_for("the RTT probe to finish", lambda: self.proc.poll() is not None, timeout, 0.05)
         text = self.out.read_text(errors="replace")
-        self.out.unlink()
+        self.emu.state.done_with(self.out)
         return rtt_samples(text, wall_start)
 
 

@@ -33,11 +33,11 @@ MEASURED = "measured"
 def schedule(faults: Faults, spec) -> Schedule:
     """The file's faults on the timeline engine: each kind injected at its `at` and repaired
     `for` s later, or ending by itself (a flap train holds the schedule until it ends)."""
-    out = Schedule()
+    out = Schedule(end=spec.planned)
     for f in spec.faults:
         kind = fault_registry.get(f.kind)
         out.fault(f.at, lambda kind=kind, f=f: kind.inject(faults, **f.arguments),
-                  None if f.self_timed else f.seconds)
+                  None if f.self_timed else f.seconds, label=f.label)
     return out
 
 
@@ -52,7 +52,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
 
     def __init__(self, spec):
         self.spec = spec
-        self.name, self.title, self.paper = spec.name, spec.description or spec.name, spec.path
+        self.name, self.title = spec.name, spec.description or spec.name
+        self.paper = f"{self.title} ({spec.path})"      # what it is held against: the file itself
         self.families = (spec.family,)
 
     def configure(self, settings: dict | None = None, quick: bool = False, preset: str | None = None):
@@ -128,8 +129,9 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
                           "x_label": "time since the traffic started (s)"}}
 
     def judge(self, figures: dict) -> Judgement:
-        parts = []
+        parts, warnings = [], []
         for name, item in figures["throughput"].items():
+            warnings += phases.rose(name, item.get("losses", {}))
             means = ", ".join(f"{phase} {v if v is not None else '-'}"
                               for phase, v in item["phases_mbps"].items())
             loss = f" (loss {item['loss']:.1%})" if item["loss"] is not None else ""
@@ -150,12 +152,14 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             headline = f"{held} of {len(clauses)} expectations held; " + headline
             parts += [f"{c['expect']}: {shown(c['value'])} ({'held' if c['held'] else 'NOT held'})"
                       for c in clauses]
+        if warnings:
+            headline += "; WARNING: a rate rose during a fault"
         verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
         expectation = "; ".join(e.label for e in self.spec.expects) or \
             self.spec.description or "(an experiment without [[expect]]: no claim to judge)"
         return Judgement(verdict, expectation=expectation,
-                         measured="; ".join(parts) or "nothing watched", headline=headline,
-                         busy=[figures["cpu_busy"]])
+                         measured="; ".join(warnings + parts) or "nothing watched", headline=headline,
+                         derived={"warnings": warnings} if warnings else {}, busy=[figures["cpu_busy"]])
 
     def plot(self, result, path: Path) -> bool:
         rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}

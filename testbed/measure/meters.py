@@ -101,7 +101,7 @@ class GapProbe:
 
     def __init__(self, emu: Emulation, src: Nic, dst: Nic, seconds: float, interval_s: float = 0.001):
         self.emu, self.src, self.interval = emu, src, interval_s
-        self.out = emu.state.file(f"probe-{src.ip}-{dst.ip}.txt")
+        self.out = emu.state.output(f"probe-{src.ip}-{dst.ip}.txt")
         count = int(seconds / interval_s)
         self.proc = emu.net[src.host].spawn(ping_probe_command(src, dst, count, interval_s),
                                             "ping", out=self.out)
@@ -109,7 +109,7 @@ class GapProbe:
     def wait(self, timeout: float) -> GapResult:
         wait_for("the probe to finish", lambda: self.proc.poll() is not None, timeout, 0.05)
         text = self.out.read_text(errors="replace")
-        self.out.unlink()
+        self.emu.state.done_with(self.out)
         return parse_gaps(text, self.interval)
 
 

@@ -78,6 +78,7 @@ class ProbeRun:
             raise TestbedError("the prober did not finish in time") from None
         if self.proc.returncode != 0:
             raise TestbedError(f"the prober failed (exit {self.proc.returncode})")
+        self.emu.state.record("prober.json", out)     # its log, for --keep
         self.result = {**json.loads(out.strip().splitlines()[-1]), "t0": self.t0}
 
     def stop(self) -> None:

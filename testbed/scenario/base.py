@@ -44,6 +44,16 @@ class Result:
     files: dict = field(default_factory=dict)
     headline: str = ""          # the measured effect in a few words (the tour's summary)
 
+    @property
+    def source(self) -> str:
+        return source(self.claim, self.paper)
+
+
+def source(claim: str, paper: str) -> str:
+    """What a run is held against, as its report and its figure say it: the paper's figure for
+    a claim ("paper: ..."), the file itself for an experiment file ("experiment: TITLE (PATH)")."""
+    return f"{'experiment' if claim == 'experiment' else 'paper'}: {paper}"
+
 
 @dataclass
 class Judgement:
@@ -110,6 +120,11 @@ class Scenario:
             raise ParamError(f"{self.name}: {e}") from None
         self.meaningful()
         return self
+
+    @classmethod
+    def parameters(cls) -> set[str]:
+        """Every key `configure` takes: its knobs and its fabrics' parameters but those it fixes."""
+        return (set(cls.Knobs.names()) | knobs_module.fabric_keys(cls.families)) - set(cls.fixed)
 
     def preset_settings(self, preset: str | None) -> dict:
         """A --preset's settings (the family's presets) for the scenario's first family."""

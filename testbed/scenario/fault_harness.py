@@ -144,7 +144,8 @@ class Workload:
         timeline starts once every client is started, not when the sampler did: starting the
         servers and clients takes a few seconds on a slow CPU (a VM under QEMU TCG), which must
         not eat the warm-up."""
-        tl, schedule = self.timeline, Schedule()
+        tl = self.timeline
+        schedule = Schedule(end=tl.seconds)
         fault = schedule.fault(tl.fault_at, inject, None if by_itself else tl.fault)
         with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"):
             schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)

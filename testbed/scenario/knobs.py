@@ -111,6 +111,18 @@ def split(settings: dict, knobs: type[Knobs], fabric_keys: set[str], fixed: dict
     return mine, fabric
 
 
+def spread(settings: dict, takes: dict[str, set[str]]) -> dict[str, dict]:
+    """The tour's --set: each scenario gets the settings it takes (`takes`: scenario -> the keys
+    it takes) and runs without the others, so `--set flaps=3` reaches the scenarios that flap;
+    ParamError (one line) for a key that no scenario of the tour takes."""
+    known = set().union(*takes.values())
+    nobody = [key for key in settings if key not in known]
+    if nobody:
+        raise ParamError(f"--set {nobody[0]}: no scenario of the tour takes it; they take: "
+                         f"{', '.join(sorted(known))}")
+    return {name: {k: v for k, v in settings.items() if k in keys} for name, keys in takes.items()}
+
+
 def fabric_keys(families: tuple[str, ...]) -> set[str]:
     """The parameters every one of `families` has (what `topo show FAMILY --set` takes)."""
     from testbed.model.families import get

@@ -88,7 +88,7 @@ def figure(scenario, result, ncols: int = 1, size=(8, 4.5)):
                  color=VERDICT_COLOUR.get(result.verdict, "darkred"))
     for ax in axes:
         ax.grid(alpha=0.3)
-    paper(fig, f"paper: {scenario.paper}")
+    paper(fig, result.source)
     return fig, (axes[0] if ncols == 1 else axes)
 
 

@@ -8,6 +8,9 @@ segment-tor-failure) and the experiment files (testbed/experiments/runner.py) al
     schedule.play(t0)            # in time order, each at t0 + its time (monotonic clock)
     cut.injected, cut.repaired   # when they happened, on the clock play was given
 
+While it plays, the innermost progress phase's note says which fault is next or in place and
+the time left (`status`, pure), anew at each redraw of the live line.
+
 A fault's `inject` returns its Handle (testbed/emulation/faults/inject.py), whose `repair()` the engine
 calls `seconds` later; a fault with no `seconds` ends by itself when its inject returns (a flap
 train, which holds the schedule until it ends). At one instant repairs come first, then
@@ -19,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from testbed.core import progress
 from testbed.core.wait import sleep_until
 
 REPAIR, INJECT, ACTION = 0, 1, 2     # the order of events at one instant
@@ -53,8 +57,8 @@ class Played:
     """One fault of a Schedule: its handle once injected, and when it was injected and repaired
     (s on the clock `play` was given; None until then)."""
 
-    def __init__(self, inject: Callable, seconds: float | None):
-        self.inject, self.seconds = inject, seconds
+    def __init__(self, inject: Callable, seconds: float | None, at: float = 0.0, label: str = ""):
+        self.inject, self.seconds, self.at, self.label = inject, seconds, at, label
         self.handle = None
         self.injected: float | None = None
         self.repaired: float | None = None
@@ -63,12 +67,16 @@ class Played:
 class Schedule:
     """Timed faults and actions on one clock, played in time order by `play`."""
 
-    def __init__(self):
+    def __init__(self, end: float = 0.0):
         self.events: list[tuple[float, int, Callable[[Callable[[], float]], None]]] = []
+        self.faults: list[Played] = []
+        self.end = end          # s when the timed work ends (the traffic), for the time left
 
-    def fault(self, at: float, inject: Callable, seconds: float | None = None) -> Played:
-        """`inject()` at `at`, its handle's repair() `seconds` later (None: it ends by itself)."""
-        played = Played(inject, seconds)
+    def fault(self, at: float, inject: Callable, seconds: float | None = None, label: str = "") -> Played:
+        """`inject()` at `at`, its handle's repair() `seconds` later (None: it ends by itself);
+        `label` names it in the progress line ("link-down p0s0h0-n0p0")."""
+        played = Played(inject, seconds, at, label)
+        self.faults.append(played)
 
         def put(now):
             played.injected = now()
@@ -96,6 +104,27 @@ class Schedule:
         def now() -> float:
             return time.monotonic() - origin
 
+        progress.note(lambda: self.status(time.monotonic() - t0))
         for t, _, event in sorted(self.events, key=lambda e: (e[0], e[1])):
             sleep_until(t0 + t)
             event(now)
+
+    def status(self, t: float) -> str:
+        """What the schedule is at, `t` s after its start: the fault in place or the next one,
+        and the time left."""
+        ordered = sorted(self.faults, key=lambda f: f.at)
+        said = "no fault left"
+        for k, f in enumerate(ordered, 1):
+            name = f"fault {k} of {len(ordered)}" + (f" ({f.label})" if f.label else "")
+            if t < f.at:
+                said = f"{name} in {progress.clock(f.at - t)}"
+                break
+            if f.seconds is None and f.repaired is None:
+                said = f"{name} in place (ends by itself)"
+                break
+            if f.seconds is not None and t < f.at + f.seconds:
+                said = f"{name} in place, repaired in {progress.clock(f.at + f.seconds - t)}"
+                break
+        last = max([self.end, *(at for at, _, _ in self.events)])
+        return f"{said}; {progress.clock(max(last - t, 0.0))} left" if ordered else \
+            f"{progress.clock(max(last - t, 0.0))} left"

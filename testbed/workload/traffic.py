@@ -6,7 +6,6 @@ iperf3's own JSON, written to files in the run directory.
 """
 from __future__ import annotations
 
-import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,7 +70,6 @@ def client_command(flow: Flow, seconds: float, rate_mbit: float | None = None, i
     return cmd
 
 
-_CLIENTS = itertools.count()
 
 
 @dataclass
@@ -83,7 +81,7 @@ class Client:
 
 def start_client(emu: Emulation, flow: Flow, seconds: float, **kw) -> Client:
     """Start a client writing its JSON to a file of the run."""
-    out = emu.state.file(f"iperf3-{next(_CLIENTS)}.json")
+    out = emu.state.output("iperf3.json")
     proc = emu.net[flow.src.host].spawn(client_command(flow, seconds, **kw), IPERF_MARKER, out=out)
     return Client(flow, proc, out)
 
@@ -93,7 +91,7 @@ def wait_client(emu: Emulation, client: Client, timeout: float) -> dict:
     wait_for(f"iperf3 client {flow.src.ip} -> {flow.dst.ip}",
              lambda: client.proc.poll() is not None, timeout, 0.1)
     text = client.out.read_text(errors="replace")
-    client.out.unlink()
+    emu.state.done_with(client.out)
     try:
         result = json.loads(text)
     except ValueError:

@@ -92,6 +92,14 @@ MALFORMED = [
     ("an rtt key on a loss", BASE + EXPECT + 'from = "p0s0h0-n0"\n', "from: not a key of a loss expectation",
      True),
     ("min above max", BASE + EXPECT + "max = 0.05\n", "is below min", False),
+    ("a negative loss bound", BASE + '\n[[expect]]\nmeasure = "loss"\nmax = -1\n',
+     "max: -1: a loss is a fraction of the before rate, from 0 to 1", True),
+    ("a loss above all of the rate", BASE + '\n[[expect]]\nmeasure = "loss"\nmin = 1.5\n',
+     "min: 1.5: a loss is a fraction", True),
+    ("a negative throughput", BASE + '\n[[expect]]\nmeasure = "throughput"\nmin = -2\n',
+     "min: -2: a throughput cannot be negative", True),
+    ("a negative RTT", BASE + '\n[[expect]]\nmeasure = "rtt"\nfrom = "p0s0h0-n0"\nto = "p0s0h1-n0"\n'
+     'max = -0.5\n', "max: -0.5: an RTT cannot be negative", True),
     # testbed/experiments/limits.py
     ("a throughput item twice", edit('throughput = ["p0s0h0"]', 'throughput = ["p0s0h0", "p0s0h0"]'),
      "throughput: 'p0s0h0' is listed twice", False),
@@ -150,7 +158,7 @@ def test_a_malformed_file_is_one_line_and_exit_2(why, content, message, schema, 
 
 def test_check_json_is_the_envelope_and_nothing_else(tmp_path, capsys):
     """`--check --json`: one JSON document on stdout (the envelope of every command), listing each
-    file; a bad file is the error envelope, its one line on stderr."""
+    file; a bad file is an entry with valid false and its one line, also on stderr; exit 2."""
     assert main(["run", *map(str, EXAMPLES), "--check", "--json"]) == 0
     out, err = capsys.readouterr()
     doc = json.loads(out)
@@ -158,11 +166,23 @@ def test_check_json_is_the_envelope_and_nothing_else(tmp_path, capsys):
     assert [f["file"] for f in doc["result"]] == [str(p) for p in EXAMPLES]
     assert all(f["valid"] and f["family"] and f["traffic"] >= 1 for f in doc["result"])
     bad = str(write(tmp_path, edit("nics = 3", "nics = 0")))
-    assert main(["run", bad, "--check", "--json"]) == 2
+    assert main(["run", str(EXAMPLES[0]), bad, "--check", "--json"]) == 2
     out, err = capsys.readouterr()
     doc = json.loads(out)
-    assert (doc["ok"], doc["exit_status"]) == (False, 2) and bad in doc["error"]
-    assert len(err.splitlines()) == 1
+    good, wrong = doc["result"]
+    assert good["file"] == str(EXAMPLES[0]) and good["valid"] and good["family"]
+    assert wrong["file"] == bad and not wrong["valid"]
+    assert "nics=0: must be between 1 and 256" in wrong["error"]
+    assert err.splitlines() == [f"hpn-testbed: {wrong['error']}"]
+
+
+def test_check_lists_every_file_and_exits_2_if_one_is_bad(tmp_path, capsys):
+    """Without --json: the good file's line on stdout, the bad one's on stderr, whatever the order."""
+    bad = str(write(tmp_path, edit("nics = 3", "nics = 0")))
+    assert main(["run", bad, str(EXAMPLES[0]), "--check"]) == 2
+    out, err = capsys.readouterr()
+    assert out.startswith(f"{EXAMPLES[0]}: valid (") and len(out.splitlines()) == 1
+    assert err.startswith(f"hpn-testbed: {bad}") and len(err.splitlines()) == 1
 
 
 def test_check_refuses_scenarios_and_an_empty_list(capsys):

@@ -217,3 +217,48 @@ def test_busbw_is_a_collectives(tmp_path):
         "expect": "", "where": "[[expect]] 1", "value": 3.5, "held": True}
     with pytest.raises(ParamError, match="traffic: 2: must be between 1 and 1"):
         check.load(write(tmp_path, text + '\n[[expect]]\nmeasure = "busbw"\ntraffic = 2\nmin = 1\n'))
+
+
+def rose_figures(loss: float) -> dict:
+    """A run whose watched host carried `loss` less (negative: more) during its fault."""
+    phase = "fault 1 (link-down p0s0h0-n0p0)"
+    item = {"what": "host", "direction": "sent", "loss": loss, "losses": {phase: loss},
+            "phases_mbps": {"before": 2.6, phase: round(2.6 * (1 - loss), 2), "after": 2.6},
+            "other_direction": {}}
+    return {"throughput": {"p0s0h0": item}, "queues": {}, "traffic_s": 10, "cpu_busy": 0.2,
+            "expect": [{"expect": "loss p0s0h0 fault 1 <= 0.5", "value": loss, "held": True}]}
+
+
+def test_a_rate_that_rose_during_a_fault_is_warned_of(tmp_path):
+    """Two cross-pod flows are held by the 15:1 core, not the NIC: a link-down of the NIC lets
+    the rate rise (2.6 to 3.96 Mbit/s), and a `max` on the loss holds though the fault did not bite."""
+    from testbed.experiments.runner import Experiment
+    spec = check.load(write(tmp_path, EXAMPLE + '\n[[expect]]\nmeasure = "loss"\nmax = 0.5\n'))
+    result = Experiment(spec).report(rose_figures(-0.523))
+    assert result.measured.startswith("WARNING: p0s0h0 rose 52% above its before rate during fault 1 "
+                                      "(link-down p0s0h0-n0p0): the fault did not limit it")
+    assert len(result.figures["warnings"]) == 1 and "WARNING" in result.headline
+    for quiet in (-0.04, 0.0, 0.17):        # within 5% of its rate, or a real loss: no warning
+        result = Experiment(spec).report(rose_figures(quiet))
+        assert "WARNING" not in result.measured + result.headline and "warnings" not in result.figures
+
+
+def test_the_report_names_the_experiment_and_its_file_not_a_paper(tmp_path):
+    from rich.console import Console
+
+    from testbed.cli.runs import print_result
+    from testbed.experiments.runner import Experiment
+    path = write(tmp_path, EXAMPLE.replace('name = "nic0-link-down"',
+                                           'name = "mine"\ndescription = "NIC 0 loses a link"'))
+    experiment = Experiment(check.load(path))
+    result = experiment.report(rose_figures(0.17))
+    con = Console(record=True, width=200)
+    print_result(con, result)
+    text = con.export_text()
+    assert f"experiment: NIC 0 loses a link ({path})" in text and "paper:" not in text
+
+
+def test_every_measure_has_its_bounds():
+    from testbed.experiments import expect
+    assert set(expect.LIMITS) == set(expect.MEASURES)
+    assert all(low == 0.0 for low, _, _ in expect.LIMITS.values()) and expect.LIMITS["loss"][1] == 1.0

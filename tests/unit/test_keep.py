@@ -1,12 +1,18 @@
 """A run's directory is kept past teardown with --keep (HPN_KEEP=1) and always on failure
-(testbed/emulation/run/keep.py); Ctrl-C is not a failure."""
+(testbed/emulation/run/keep.py); Ctrl-C is not a failure. A kept directory holds the parts'
+output too (iperf3's JSON, the probes' logs), numbered so that a part run again does not
+overwrite it; without --keep each is removed once read."""
 import os
+from types import SimpleNamespace
 
 import pytest
 
 from testbed.core import interrupts
 from testbed.core.errors import PartLost
-from testbed.emulation.run import keep
+from testbed.emulation.run import keep, runstate
+from testbed.experiments.probes import RttProbe
+from testbed.measure.meters import GapProbe
+from testbed.workload import traffic
 
 
 def test_failures_are_failures_and_ctrl_c_is_not():
@@ -94,3 +100,76 @@ def test_a_copy_that_fails_is_said_and_raises_nothing(tmp_path, monkeypatch, cap
     monkeypatch.setattr(keep.shutil, "copytree", full)
     assert keep.keep(a_run(tmp_path), "PartLost: the controller exited") is None
     assert "not kept whole" in capsys.readouterr().err
+
+
+# --- what a kept run directory holds: the parts' output, not only the controller's files ---
+
+IPERF = '{"start": {}, "end": {"sum_received": {"bits_per_second": 2e6}}}'
+PINGS = ("[1000.000100] 64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=0.10 ms\n"
+         "[1000.100100] 64 bytes from 10.0.0.2: icmp_seq=2 ttl=64 time=0.20 ms\n"
+         "2 packets transmitted, 2 received, 0% packet loss\n")
+
+
+class Ended:
+    returncode = 0
+
+    def poll(self):
+        return 0
+
+
+class Host:
+    """A host whose spawned command has already ended, having written `text` to its `out`."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def spawn(self, command, marker, out=None):
+        out.write_text(self.text)
+        return Ended()
+
+
+def an_emulation(tmp_path, text=""):
+    state = runstate.RunState("hpn1-1")
+    state.dir = tmp_path / "hpn1-1"
+    state.dir.mkdir()
+    return SimpleNamespace(state=state, net={"h0": Host(text)})
+
+
+NIC_A = SimpleNamespace(host="h0", ip="10.0.0.1")
+NIC_B = SimpleNamespace(host="h1", ip="10.0.0.2")
+
+
+def read_every_part(emu):
+    """What a run does with each part's output: an iperf3 client, an RTT probe, a gap probe."""
+    out = emu.state.output("iperf3.json")
+    out.write_text(IPERF)
+    client = traffic.Client(traffic.Flow(NIC_A, NIC_B, 5201), Ended(), out)
+    assert traffic.received_mbps(traffic.wait_client(emu, client, 1)) == 2.0
+    assert len(RttProbe(emu, NIC_A, NIC_B, 0.2).wait(1, 1000.0)) == 2
+    assert GapProbe(emu, NIC_A, NIC_B, 0.002).wait(1).received == 2
+    emu.state.record("prober.json", '{"rounds": 3}\n')
+    return sorted(p.name for p in emu.state.dir.iterdir())
+
+
+def test_kept_runs_keep_the_iperf3_output_and_probe_logs(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPN_KEEP", "1")
+    emu = an_emulation(tmp_path, PINGS)
+    names = read_every_part(emu)
+    assert names == ["iperf3-1.json", "probe-10.0.0.1-10.0.0.2-3.txt", "prober-4.json",
+                     "rtt-10.0.0.1-10.0.0.2-2.txt"]
+    assert (emu.state.dir / "iperf3-1.json").read_text() == IPERF
+    assert (emu.state.dir / "prober-4.json").read_text() == '{"rounds": 3}\n'
+
+
+def test_without_keep_each_output_is_removed_once_read(tmp_path, monkeypatch):
+    monkeypatch.delenv("HPN_KEEP", raising=False)
+    assert read_every_part(an_emulation(tmp_path, PINGS)) == []
+
+
+def test_a_part_run_again_does_not_overwrite_its_first_output(tmp_path):
+    state = an_emulation(tmp_path).state
+    first = state.output("probe-10.0.0.1-10.0.0.2.txt")
+    first.write_text("round 1")
+    other = runstate.RunState("hpn1-1")        # another process attached to the same run
+    other.dir = state.dir
+    assert other.output("probe-10.0.0.1-10.0.0.2.txt") != first

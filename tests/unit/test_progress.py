@@ -99,6 +99,46 @@ def test_steps_count_k_of_n_with_an_eta(monkeypatch):
     assert steps.title(2, "b") == "tour 2 of 3: b (1m30s elapsed, ETA 3m00s)"
 
 
+def test_the_tour_line_moves_while_a_step_runs(monkeypatch):
+    """The elapsed time and the ETA are those of now at each redraw, not of the step's start:
+    the ETA counts down through the step and stops at the steps still to come."""
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    steps = progress.Steps("tour", 3)
+    with steps.step("a"):
+        now[0] += 60
+    with steps.step("b"):
+        assert progress.status_text() == "tour 2 of 3: b (1m00s elapsed, ETA 2m00s) [0s]"
+        now[0] += 45
+        assert progress.status_text() == "tour 2 of 3: b (1m45s elapsed, ETA 1m15s) [45s]"
+        now[0] += 120                          # longer than the mean: only the next step is left
+        assert progress.status_text() == "tour 2 of 3: b (3m45s elapsed, ETA 1m00s) [2m45s]"
+
+
+def test_a_note_may_be_said_anew_at_each_redraw(monkeypatch):
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 100.0)
+    left = [5]
+    with progress.phase("measuring"):
+        progress.note(lambda: f"fault 1 of 2 in place, {left[0]}s left")
+        assert progress.status_text() == "measuring: fault 1 of 2 in place, 5s left [0s]"
+        left[0] = 2
+        assert progress.status_text().startswith("measuring: fault 1 of 2 in place, 2s left")
+
+
+def test_rounds_say_k_of_n_and_the_time_left(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
+    seen = []
+    with progress.phase("measuring"):
+        for k in progress.rounds(3):
+            seen.append(progress.status_text())
+            now[0] += 10 * (k + 1)
+            seen.append(progress.status_text())
+    assert seen == ["measuring: round 1 of 3 [0s]", "measuring: round 1 of 3 [10s]",
+                    "measuring: round 2 of 3, 20s left [10s]", "measuring: round 2 of 3, 10s left [30s]",
+                    "measuring: round 3 of 3, 15s left [30s]", "measuring: round 3 of 3, 0s left [1m00s]"]
+
+
 def test_off_is_silent_and_the_stack_unwinds_on_an_error(capsys):
     try:
         with progress.phase("outer"), progress.phase("inner"):

@@ -57,6 +57,7 @@ from typing import ClassVar
 from scenarios.claims.core_pipeline import core_port_fault
 from scenarios.claims.core_pipeline import pipeline_job as job
 from scenarios.claims.core_pipeline.pipeline_steps import StepRunner
+from testbed.core import progress
 from testbed.emulation.factory import make_emulation
 from testbed.measure.meters import CpuMeter, cpu_busy_fraction
 from testbed.scenario import plots
@@ -173,7 +174,7 @@ class CorePipeline(Scenario, name="core-pipeline", claim="C8", tour=True):
                             "predicted": job.predicted_step(fab, p, sizes),
                             "core_phases": job.core_phases(fab, p, sizes)} for p in job.PLACEMENTS}}
                for key, fab in cores.items()}
-        for _ in range(self.knobs.rounds):
+        for _ in progress.rounds(self.knobs.rounds):
             for key, fab in cores.items():
                 emu.set_rates(fab)
                 for placement in job.PLACEMENTS:

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from testbed.core import progress
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
@@ -150,7 +151,7 @@ class RoceEntropy(Scenario, name="roce-entropy", claim="C14", tour=False):
             figures["setup"]["fabric"] = setup_of(emu)
             for q in k.qps:
                 rounds = [self.one_draw(emu, hops, draw_sports(rng, n, q), per_hop_mbit / q)
-                          for _ in range(k.rounds)]
+                          for _ in progress.rounds(k.rounds, f"{q} QPs: draw")]
                 figures["qps"][str(q)] = summary(rounds, figures["ideal_s"])
         if k.pin_rounds:
             figures["pinning"] = run_pinning(self, rng)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import itertools
 import json
 import os
 import threading
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from testbed.core import files
 from testbed.core.errors import ParamError
+from testbed.emulation.run import keep
 from testbed.emulation.run.processes import exited, owns, start_time
 
 MACHINE_ROOT = Path("/run/hpn-testbed")      # the machine's run root: where the lock always is
@@ -42,6 +44,7 @@ class RunState:
         self.run_id = run_id
         self.dir = ROOT / run_id
         self._lock = threading.Lock()
+        self._outputs = itertools.count(1)
         self.data = {"owner": [os.getpid(), start_time(os.getpid())], "pids": [], "bridges": [],
                      "root_intfs": [], "nft_tables": [], "dirs": [], "knobs": [], "created": time.time(),
                      "about": {}}
@@ -55,6 +58,30 @@ class RunState:
     def file(self, name: str) -> Path:
         """A run-time file of this run: inside its private directory, removed with it."""
         return self.dir / name
+
+    def output(self, name: str) -> Path:
+        """A file for one part's output (`iperf3.json` -> `iperf3-3.json`): numbered, so that a
+        part run again in the same run (a probe each round), or by another process attached to
+        the run, does not overwrite what --keep keeps."""
+        plain = Path(name)
+        while True:
+            path = self.dir / f"{plain.stem}-{next(self._outputs)}{plain.suffix}"
+            if not path.exists():
+                return path
+
+    def done_with(self, path: Path) -> None:
+        """`path` (an iperf3 client's JSON, a probe's log) has been read: removed now, so a long
+        run's directory does not grow, unless the run's directory is to be kept (--keep), which
+        then keeps it as the README says (keep.py)."""
+        if not keep.wanted():
+            path.unlink(missing_ok=True)
+
+    def record(self, name: str, text: str) -> None:
+        """Output a part gave on a pipe rather than in a file (the prober's figures), written into
+        the run's directory, numbered as output() numbers, when that is to be kept (--keep);
+        nothing otherwise."""
+        if keep.wanted():
+            files.write_file(self.dir, self.output(name).name, text)
 
     def add_process(self, pid: int, marker: str) -> None:
         self.add_processes((pid, marker))
