@@ -51,20 +51,34 @@ def summary(runs: list[WaitReport]) -> dict:
     return {"runs": rows, "worst": [top[0], round(top[1], 4)] if top else None}
 
 
-def own_fabrics() -> tuple[dict[str, int], Path | None]:
-    """The live processes of every fabric this program runs now, by name, and the first of
-    their cgroups with a cpu.pressure (None if none)."""
+def own_states() -> list:
+    """The run states of every fabric this program runs now (its PID their owner)."""
     from testbed.core.errors import ParamError
     from testbed.emulation.run import runstate
-    pids: dict[str, int] = {}
-    cgroup = None
+    out = []
     for path in sorted(runstate.ROOT.glob("*/state.json")):
         try:
             state = runstate.RunState.load(path.parent)
         except (ParamError, OSError):
             continue
-        if (state.data.get("owner") or [None])[0] != os.getpid():
-            continue
+        if (state.data.get("owner") or [None])[0] == os.getpid():
+            out.append(state)
+    return out
+
+
+def own_cgroups() -> list[Path]:
+    """The cgroups of this program's live fabrics (a test or bench that starves them)."""
+    from testbed.emulation.cpu_precedence import GROUP
+    return [Path(e[len(GROUP):]) for state in own_states() for e in state.data["knobs"]
+            if e.startswith(GROUP)]
+
+
+def own_fabrics() -> tuple[dict[str, int], Path | None]:
+    """The live processes of every fabric this program runs now, by name, and the first of
+    their cgroups with a cpu.pressure (None if none)."""
+    pids: dict[str, int] = {}
+    cgroup = None
+    for state in own_states():
         for name, pid in run_roles(state).items():
             if pid not in pids.values():
                 pids[name if name not in pids else f"{name} ({state.run_id})"] = pid

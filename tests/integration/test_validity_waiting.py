@@ -10,7 +10,6 @@ naming the process that waited; the same run beside a neighbour busy loop at nor
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +18,8 @@ import pytest
 
 import scenarios
 from testbed.core import cpuwindow, precedence
-from testbed.emulation import cpu_precedence
-from testbed.emulation.run import runstate
 from testbed.measure import validity
+from testbed.measure.waitlog import own_cgroups
 from testbed.scenario.base import INVALID, REPRODUCED
 
 pytestmark = pytest.mark.integration
@@ -29,17 +27,6 @@ pytestmark = pytest.mark.integration
 MACHINE = precedence.choose(is_root=True)
 SCENARIO = "disjoint-paths"
 QUOTA = {"cgroup1": ("cpu.cfs_quota_us", "10000"), "cgroup2": ("cpu.max", "10000 100000")}
-
-
-def own_cgroups() -> list[Path]:
-    """The cgroups of this process's live runs, from their run states."""
-    out = []
-    for path in runstate.ROOT.glob("*/state.json"):
-        state = runstate.RunState.load(path.parent)
-        if state.data["owner"][0] == os.getpid():
-            out += [Path(e[len(cpu_precedence.GROUP):]) for e in state.data["knobs"]
-                    if e.startswith(cpu_precedence.GROUP)]
-    return out
 
 
 class Starve:
