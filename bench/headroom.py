@@ -28,7 +28,7 @@ from pathlib import Path
 
 from testbed.cli.runs import MAX_REPEAT
 from testbed.emulation.net.system import MTU_RANGE
-from testbed.measure.validity import BUSY_LIMIT, busiest
+from testbed.measure.validity import WAIT_LIMIT, busiest
 
 PERIOD = 0.1     # s: the busy loop's cycle, spin for load x PERIOD, then sleep
 
@@ -114,7 +114,7 @@ def report(passes: dict[str, dict], load: float) -> None:
         ok = sum(all_ok for _, _, all_ok in got.values())
         busy = [b for _, b, _ in got.values() if b is not None]
         print(f"{p}: {ok} of {len(got)} reproduced; busiest {shown_busy(max(busy, default=None))}"
-              f" (valid to {BUSY_LIMIT:.0%}; idle target 60%)")
+              f" (reported; validity: the emulator waits at most {WAIT_LIMIT:.0%}; idle target 60%)")
     print(f"loaded = beside a busy loop at {load:.0%} of one core (its own process, ended by PID)")
 
 

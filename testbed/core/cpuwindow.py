@@ -8,7 +8,9 @@ start-up is CPU no timing covers. So the code that moves measured traffic opens 
 the moving part (`moving()`), and testbed.measure.meters.cpu_busy_fraction counts the union of
 the windows opened during its call (several jobs at once: one window while any moves), or the
 whole call where none was opened. Anything else running meanwhile, start-ups of other jobs
-included, is counted: it competes with the traffic.
+included, is counted: it competes with the traffic. An observer (`observe`: the emulator's
+waiting, testbed/measure/waiting.py) is told when the first window opens and the last closes,
+so that it reads the same windows.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ _lock = threading.Lock()
 _open = 0                      # windows open now
 _since = (0, 0)                # cpu_times() when the first of them opened
 _inside = [0, 0]               # (total, idle) jiffies inside windows, closed ones
+_observers: list = []          # objects with opened() and closed(), told of each union's ends
 
 
 def cpu_times() -> tuple[int, int]:
@@ -35,6 +38,8 @@ def moving():
     with _lock:
         if _open == 0:
             _since = cpu_times()
+            for observer in _observers:
+                observer.opened()
         _open += 1
     try:
         yield
@@ -45,6 +50,20 @@ def moving():
                 total, idle = cpu_times()
                 _inside[0] += total - _since[0]
                 _inside[1] += idle - _since[1]
+                for observer in _observers:
+                    observer.closed()
+
+
+@contextmanager
+def observe(observer):
+    """Tell `observer` (opened(), closed()) of the windows' ends while the block runs."""
+    with _lock:
+        _observers.append(observer)
+    try:
+        yield observer
+    finally:
+        with _lock:
+            _observers.remove(observer)
 
 
 def inside() -> tuple[int, int]:

@@ -17,6 +17,7 @@ from testbed.core.errors import TestbedError
 from testbed.core.wait import wait_for
 from testbed.emulation.build import Emulation
 from testbed.emulation.net.counters import Sampler, counter, rates, summed_rates  # noqa: F401  (re-exported)
+from testbed.measure import waitlog
 from testbed.model.fabric import Nic
 
 
@@ -119,10 +120,12 @@ def cpu_busy_fraction(seconds_fn) -> tuple[object, float]:
     A run during which the CPUs were nearly saturated measured the emulator, not the fabric
     (Handigol et al., CoNEXT 2012): callers mark such runs invalid. Where the run's traffic
     opened windows around its moving part (testbed.core.cpuwindow), the fraction is over those
-    windows: the senders' start-up before "go" is not time any timing covers.
+    windows: the senders' start-up before "go" is not time any timing covers. The emulator's
+    own waiting over the same windows is logged meanwhile (testbed/measure/waitlog.py).
     """
     whole0, window0 = cpu_times(), cpuwindow.inside()
-    result = seconds_fn()
+    with waitlog.run():
+        result = seconds_fn()
     whole1, window1 = cpu_times(), cpuwindow.inside()
     total, idle = window1[0] - window0[0], window1[1] - window0[1]
     if total <= 0:

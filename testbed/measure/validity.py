@@ -1,20 +1,30 @@
 """The validity rule, in one place: when a run measured the emulator rather than the fabric, its
 verdict is `invalid`, never `reproduced` or `not reproduced`.
 
-A judge states once the busy figures its verdict rests on (`Judgement(busy=...)`, the fraction
-of the window the machine's CPUs were busy in each run it reads, testbed/measure/meters.py
-CpuMeter); `cpu(*busy)` applies the rule to them and gives the figure that is reported
-(JUDGED_BUSY, the busiest) and the reason an invalid verdict states. Above BUSY_LIMIT the CPU,
+What distorts an emulated fabric is its own processes waiting to run. Each run of measured
+traffic logs how long every process of the emulator waited on a run queue over the window the
+verdict reads (testbed/measure/waitlog.py, a report's WAITING figures); `rule(busy, waited)`
+makes the verdict `invalid` when the worst of them waited more than WAIT_LIMIT of the window,
+and says which process and how long. A run the emulator's own load bounded is caught by the
+same figure: on a saturated CPU the emulator's runnable threads queue. The machine's busy
+fraction (`Judgement(busy=...)`, each run's, testbed/measure/meters.py) stays in the report
+(JUDGED_BUSY, the busiest) but decides nothing where the waiting was measured: a neighbour that
+keeps the CPUs busy while the emulator, first in line (testbed/emulation/cpu_precedence.py),
+never waits does not distort the fabric. Only a run with no waiting figure (a report recorded
+before it was measured) is judged by the busy fraction, `cpu(*busy)`: above BUSY_LIMIT the CPU,
 not the fabric, was the bottleneck (after Handigol et al., "Reproducible network experiments
-using container-based emulation"). Every reader of validity (the judges, experiment files,
-bench/headroom.py) goes through `cpu` and `busiest`, so the measure can change here alone.
+using container-based emulation"). WAIT_LIMIT's measurement: docs/testing.md, "Validity".
+Every reader of validity (the judges, experiment files, bench/headroom.py) goes through
+`rule`, `cpu` and `busiest`, so the measure can change here alone.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 JUDGED_BUSY = "cpu_busy_judged"   # the figure a report writes from Judgement.cpu_busy
+WAITING = "waiting"               # the emulator's waiting a run logged (testbed/measure/waitlog.py)
 BUSY_LIMIT = 0.9
+WAIT_LIMIT = 0.2      # of the window, the worst process's (docs/testing.md, "Validity")
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 
 
@@ -25,6 +35,29 @@ class Validity:
     valid: bool
     busy: float | None = None
     why: str | None = None
+    waited: tuple[str, float] | None = None    # the process that waited most, its fraction
+
+
+def rule(busy: tuple[float, ...], waited) -> Validity:
+    """The rule on a verdict's runs: `waited`, the worst waiting process of its runs (name,
+    fraction of the window; None: not measured), at most WAIT_LIMIT; where it was not measured,
+    the busy fractions (`cpu`)."""
+    if not waited:
+        return cpu(*busy)
+    name, fraction = waited[0], float(waited[1])
+    peak = max(busy, default=None)
+    if fraction <= WAIT_LIMIT:
+        return Validity(True, peak, waited=(name, fraction))
+    return Validity(False, peak, f"{name} waited {fraction:.0%} of the window for a CPU: the "
+                    "emulator, not the fabric, set the pace", (name, fraction))
+
+
+def worst_waiting(figures) -> tuple[str, float] | None:
+    """The worst waiting process a run's figures logged (WAITING), or None."""
+    logged = figures.get(WAITING) if isinstance(figures, dict) else None
+    top = logged.get("worst") if isinstance(logged, dict) else None
+    ok = isinstance(top, (list, tuple)) and len(top) == 2 and isinstance(top[1], (int, float))
+    return (str(top[0]), float(top[1])) if ok else None
 
 
 def cpu(*busy: float) -> Validity:
@@ -47,7 +80,8 @@ def reason(judged) -> str | None:
     already named one."""
     check = judged.validity
     if not check.valid:
-        return None if "CPU" in judged.headline and "CPU" in judged.measured else check.why
+        return None if check.why in judged.headline and check.why in judged.measured or \
+            check.waited is None and "CPU" in judged.headline and "CPU" in judged.measured else check.why
     return None if judged.headline and ("invalid" in judged.measured or "CPU" in judged.measured) else GENERIC
 
 

@@ -22,7 +22,7 @@ from typing import ClassVar
 
 from testbed.core import files, progress
 from testbed.core.errors import ParamError, PartLost
-from testbed.measure import validity
+from testbed.measure import validity, waitlog
 from testbed.scenario import knobs as knobs_module
 from testbed.scenario.knobs import Knobs
 
@@ -64,19 +64,26 @@ class Judgement:
     measured: str
     derived: dict = field(default_factory=dict)   # numbers the judge computed (ratios...), reported too
     headline: str = ""          # the measured effect in a few words, e.g. "loss 25.1% (exp. 25.0%)"
-    # the CPU busy fractions of the runs the verdict rests on, stated once: the validity rule
-    # (testbed/measure/validity.py) turns the verdict `invalid` when they say the emulator set
-    # what was measured, and their busiest is reported (JUDGED_BUSY)
+    # the CPU busy fractions of the runs the verdict rests on, stated once, their busiest
+    # reported (JUDGED_BUSY); with the emulator's worst waiting over the runs (`waited`, set by
+    # Scenario.report from the run's log) the validity rule (testbed/measure/validity.py) turns
+    # the verdict `invalid` when they say the emulator set what was measured
     busy: tuple[float, ...] = ()
+    waited: tuple[str, float] | None = None
 
     def __post_init__(self):
         self.busy = tuple(self.busy)
-        if not self.validity.valid:
-            self.verdict = INVALID
+        self.claimed = self.verdict        # the judge's own verdict, before the validity rule
+        self.settle(self.waited)
+
+    def settle(self, waited: tuple[str, float] | None) -> None:
+        """Apply the validity rule with the emulator's worst waiting `waited` (None: unmeasured)."""
+        self.waited = waited
+        self.verdict = INVALID if not self.validity.valid else self.claimed
 
     @property
     def validity(self) -> validity.Validity:
-        return validity.cpu(*self.busy)
+        return validity.rule(self.busy, self.waited)
 
     @property
     def cpu_busy(self) -> float | None:
@@ -174,6 +181,7 @@ class Scenario:
     def report(self, figures: dict) -> Result:
         """The Result of a run: this scenario's claim and paper, judged from `figures`."""
         judged = self.judge(figures)
+        judged.settle(validity.worst_waiting(figures))
         if judged.verdict == INVALID:      # say why, in measured, the headline and the figure
             judged = validity.explain(judged)
         measured = {k: v for k, v in figures.items() if k not in NOT_MEASURED}
@@ -212,8 +220,9 @@ class Scenario:
         stem = files.checked_name(stem or self.name, "report name")
         files.make_dirs(out)
         try:
-            with progress.phase("measuring"):     # its bring-ups show their own phases within
+            with progress.phase("measuring"), waitlog.collecting() as waits:   # bring-ups: own phases
                 figures = self.run(self.quick)
+            figures[validity.WAITING] = waits.figures()
             figures.setdefault("setup", {}).update(knobs=asdict(self.knobs), settings=self.settings)
             result = self.report(figures)
         except PartLost as e:
