@@ -28,11 +28,17 @@ def test_the_ceiling_is_the_busiest_valid_run_and_an_invalid_one_does_not_count(
     assert (s["max_fh_s"], s["max_mbit_hops"], s["s_per_mfh"]) == (5000.0, 60.0, 40.0)
 
 
-def test_headroom_reads_each_scenarios_verdict_and_busiest_cpu_figure():
+def test_headroom_reads_each_scenarios_verdict_busiest_cpu_and_worst_waiting():
     results = [{"scenario": "a", "verdict": "reproduced",
-                "figures": {"runs": [{"cpu_busy": 0.4}, {"cpu_busy": 0.9}], "cpu_busy_judged": 0.7}},
-               {"scenario": "b", "verdict": "invalid", "figures": {"cpu_busy": 0.95}}]
-    assert headroom.rows(results) == {"a": ("reproduced", 0.7, True), "b": ("invalid", None, False)}
+                "figures": {"runs": [{"cpu_busy": 0.4}], "cpu_busy_judged": 0.7,
+                            "waiting": {"worst": ["ovs-vswitchd", 0.05]}}},
+               {"scenario": "b", "verdict": "invalid", "figures": {
+                   "cpu_busy": 0.95, "attempts": [{"verdict": "invalid"}, {"verdict": "invalid"}]}}]
+    got = headroom.rows(results)
+    assert got["a"] == {"verdict": "reproduced", "reproduced": True, "attempts": 1, "busy": 0.7,
+                        "wait": ("ovs-vswitchd", 0.05)}
+    assert got["b"] == {"verdict": "invalid", "reproduced": False, "attempts": 2, "busy": None,
+                        "wait": None}
 
 
 def test_headroom_counts_a_repeated_scenario_reproduced_only_when_every_run_was():
@@ -40,14 +46,29 @@ def test_headroom_counts_a_repeated_scenario_reproduced_only_when_every_run_was(
                                  "figures": {"cpu_busy": [busy], "cpu_busy_judged": busy}}
     summaries = [{"scenario": "a", "results": [run("reproduced", 0.5), run("reproduced", 0.6)]},
                  {"scenario": "b", "results": [run("reproduced", 0.5), run("invalid", 0.95)]}]
-    assert headroom.rows(summaries) == {"a": ("2 of 2 reproduced", 0.6, True),
-                                        "b": ("1 of 2 reproduced", 0.95, False)}
+    got = headroom.rows(summaries)
+    shown = {n: (got[n]["verdict"], got[n]["busy"], got[n]["reproduced"]) for n in got}
+    assert shown == {"a": ("2 of 2 reproduced", 0.6, True), "b": ("1 of 2 reproduced", 0.95, False)}
 
 
-def test_the_background_load_is_a_child_that_is_gone_when_the_block_ends():
-    with headroom.BusyLoop(0.2) as load:
-        assert load.proc.poll() is None
-    assert load.proc.returncode is not None
+@pytest.mark.parametrize("cores, loops", [(0, []), (0.5, [0.5]), (1, [1.0]), (2, [1.0, 1.0]),
+                                          (1.5, [1.0, 0.5])])
+def test_a_neighbour_is_one_busy_loop_per_core_it_takes(cores, loops):
+    assert headroom.duties(cores) == loops
+
+
+def test_the_neighbours_loops_are_children_that_are_gone_when_the_block_ends():
+    with headroom.Neighbour(1.2) as load:
+        assert len(load.procs) == 2 and all(p.poll() is None for p in load.procs)
+    assert all(p.returncode is not None for p in load.procs)
+
+
+def test_passes_are_named_by_their_neighbour():
+    assert [headroom.pass_name(c, 2) for c in (0, 0.5, 1, 2)] == ["idle", "0.5 core", "1 core",
+                                                                  "2 cores (all)"]
+    assert headroom.parse_neighbour("all", 2) == 2.0
+    with pytest.raises(ValueError):
+        headroom.parse_neighbour("3", 2)
 
 
 def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path):
@@ -57,7 +78,8 @@ def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path
     monkeypatch.setattr(headroom.subprocess, "run",
                         lambda *a, **k: headroom.subprocess.CompletedProcess(a, 0, envelope, ""))
     results, _ = headroom.run_pass(["a"], tmp_path, full=False)
-    assert headroom.rows(results) == {"a": ("reproduced", None, True)}
+    assert headroom.rows(results)["a"]["reproduced"] is True
+    assert "a" in headroom.summary("idle", headroom.rows(results))
 
 
 def test_issue_27s_figure_is_each_mtus_cost_per_mbit_against_1500_in_the_same_run():
@@ -73,10 +95,11 @@ def test_issue_27s_figure_is_each_mtus_cost_per_mbit_against_1500_in_the_same_ru
 
 
 def test_headroom_refuses_an_mtu_out_of_range_in_one_line(monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["headroom.py", "--mtu", "1500", "9001"])
-    with pytest.raises(SystemExit) as exit_:
-        headroom.main()
-    assert exit_.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    for argv in (["--mtu", "1500", "9001"], ["--neighbour", "9"], ["--neighbour", "x"]):
+        monkeypatch.setattr(sys, "argv", ["headroom.py", *argv])
+        with pytest.raises(SystemExit) as exit_:
+            headroom.main()
+        assert exit_.value.code == 2 and capsys.readouterr().err.count("\n") == 1
 
 
 def test_a_pass_at_an_mtu_runs_with_hpn_mtu_set(monkeypatch, tmp_path):
@@ -87,4 +110,4 @@ def test_a_pass_at_an_mtu_runs_with_hpn_mtu_set(monkeypatch, tmp_path):
         return headroom.subprocess.CompletedProcess(argv, 0, '{"result": []}', "")
     monkeypatch.setattr(headroom.subprocess, "run", fake_run)
     headroom.run_pass(["a"], tmp_path, full=False, mtu=9000)
-    assert seen["HPN_MTU"] == "9000" and headroom.pass_name("loaded", 9000) == "loaded@9000"
+    assert seen["HPN_MTU"] == "9000" and headroom.pass_name(1, 2, 9000) == "1 core@9000"
