@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 
 from testbed.core import interrupts, progress, sh
-from testbed.core.errors import ParamError, PartLost
+from testbed.core.errors import ParamError, PartLost, TestbedError
 from testbed.core.lifecycle import Lifecycle
 from testbed.emulation import nodestart
 from testbed.emulation.control.watchdog import Watchdog
@@ -187,14 +187,33 @@ class Emulation(Readiness, Lifecycle):
                 net.stop()
             except Exception as e:   # go on: teardown.destroy removes what is left
                 print(f"warning: mininet stop: {e}", file=sys.stderr)
-        if self.state.dir.exists():
-            failure = getattr(self, "_failure", None) or keep.failure(*sys.exc_info()[:2])
-            if keep.wanted() or failure:
-                keep.keep(self.state.dir, failure)
+        try:
+            if self.state.dir.exists():
+                failure = (getattr(self, "_failure", None) or keep.failure(*sys.exc_info()[:2])
+                           or self._lost())
+                if keep.wanted() or failure:
+                    keep.keep(self.state.dir, failure)
+                self._destroy(failure)
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def _lost(self) -> str | None:
+        """What the watchdog saw lost, as keep.failure says a failure (None: nothing)."""
+        lost = self.watchdog.lost if self.watchdog is not None else None
+        return f"PartLost: {lost}" if lost else None
+
+    def _destroy(self, failure: str | None) -> None:
+        """What the run recorded, removed. What could not be (bridges of a dead Open vSwitch)
+        stays recorded for `clean`; when the run already failed (a lost part), that is said as a
+        warning and the failure, which names what was lost, stays the run's end."""
+        try:
             teardown.destroy(self.state)
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
+        except TestbedError as e:
+            if not failure:
+                raise
+            print(f"warning: {e}", file=sys.stderr)
 
     # ---- steps ----
     def build_network(self) -> None:

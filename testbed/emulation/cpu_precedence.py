@@ -27,30 +27,12 @@ from pathlib import Path
 
 from testbed.core import precedence
 from testbed.core.precedence import Mechanism
+from testbed.emulation.net.ovsdaemons import daemons
 from testbed.emulation.run.processes import start_time
 
 GROUP = "cpu-cgroup:"   # knobs entry: cpu-cgroup:DIR, the run's cgroup (recorded before mkdir)
 MOVE = "cpu-move:"      # cpu-move:TID:START=FILE, the file that takes the thread back
 NICE = "cpu-nice:"      # cpu-nice:TID:START:NEW=OLD
-DAEMONS = ("ovs-vswitchd", "ovsdb-server")
-
-
-def daemons() -> dict[str, int]:
-    """Open vSwitch's daemons by name -> PID, from their pidfiles: only a pidfile root owns and
-    no one else may write, naming a process of that name."""
-    from testbed.emulation.net.system import ovs_rundir
-    found = {}
-    for name in DAEMONS:
-        path = Path(ovs_rundir()) / f"{name}.pid"
-        try:
-            st = path.stat()
-            pid = int(path.read_text().split()[0])
-            if st.st_uid == 0 and not st.st_mode & 0o022 and \
-                    Path(f"/proc/{pid}/comm").read_text().strip() == name:
-                found[name] = pid
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
 
 
 def threads(pid: int) -> list[int]:

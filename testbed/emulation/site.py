@@ -20,7 +20,7 @@ from testbed.emulation import cpu_precedence, nodes
 from testbed.emulation.control.controller import ControllerProcess
 from testbed.emulation.control.watchdog import Watchdog
 from testbed.emulation.hosts import FabricHost, end_unrecorded
-from testbed.emulation.net import counters, links, netdevs, rcu, sendbuf, system
+from testbed.emulation.net import counters, links, netdevs, ovsdaemons, rcu, sendbuf, system
 from testbed.model.fabric import Fabric
 
 
@@ -77,6 +77,7 @@ class LocalSite:
 
     def __init__(self, fabric: Fabric):
         self.fabric = fabric
+        self.daemons: dict[str, list] = {}      # Open vSwitch's daemons at the run's start
 
     # ---- before anything exists ----
     def datapath(self, asked: str | None) -> str:
@@ -104,7 +105,10 @@ class LocalSite:
                              f"{min(taken)}): another run is up, or run `hpn-testbed clean`")
 
     def record(self, state) -> None:
-        """Write down, before they exist, the bridges and interfaces this run will make."""
+        """Write down, before they exist, the bridges and interfaces this run will make, and
+        which Open vSwitch daemons it starts on (PID and start time: the watchdog's)."""
+        self.daemons = ovsdaemons.record()
+        state.data["about"]["ovs_daemons"] = self.daemons
         state.add("bridges", *self.fabric.switches)
         state.add("root_intfs", *self.root_intfs())
 
@@ -138,7 +142,7 @@ class LocalSite:
         """After Mininet's build, before its start: nothing more here."""
 
     def make_watchdog(self, controller) -> Watchdog:
-        return Watchdog(controller, list(self.fabric.switches), controller.target)
+        return Watchdog(controller, list(self.fabric.switches), controller.target, self.daemons)
 
     # ---- the switches' side, where they live ----
     def switch_run(self, switch: str, script: str, input: str | None = None, timeout: float = 60) -> str:

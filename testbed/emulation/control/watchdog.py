@@ -1,15 +1,17 @@
 """A running fabric's watchdog: notices a lost part within a second and says so.
 
-Every POLL_S it checks that the controller process still runs, that it still answers (its heartbeat,
-testbed/emulation/control/controller.py: a stopped controller is noticed within about half a second, a hung
-one within FROZEN_AFTER_S) and that the controller has not seen a switch disconnect; every
-SWITCH_POLL_S it also asks Open vSwitch whether each bridge of the run is still connected (the
-switches' own view, which does not depend on the controller noticing; OVS updates it in its database
-every few seconds, so it is the slower backstop: a bridge counts as lost once it was seen connected
-and then not, in two answers in a row, so one odd answer of a busy database ends no run). The first
-loss is kept in `lost` and, where the run's owner took the signal handlers
-(testbed.core.interrupts), raised in the main thread as PartLost, so `up` tears down with a non-zero
-exit and a scenario reports `invalid`.
+Every POLL_S it checks that Open vSwitch's daemons recorded at the run's start still run (by PID and
+start time, testbed/emulation/net/ovsdaemons.py: a killed ovs-vswitchd or ovsdb-server is named at
+once, before the controller or a switch notices anything), that the controller process still runs,
+that it still answers (its heartbeat, testbed/emulation/control/controller.py: a stopped controller
+is noticed within about half a second, a hung one within FROZEN_AFTER_S) and that the controller has
+not seen a switch disconnect; every SWITCH_POLL_S it also asks Open vSwitch whether each bridge of
+the run is still connected (the switches' own view, which does not depend on the controller
+noticing; OVS updates it in its database every few seconds, so it is the slower backstop: a bridge
+counts as lost once it was seen connected and then not, in two answers in a row, so one odd answer
+of a busy database ends no run). The first loss is kept in `lost` and, where the run's owner took
+the signal handlers (testbed.core.interrupts), raised in the main thread as PartLost, so `up` tears
+down with a non-zero exit and a scenario reports `invalid`.
 
 Meanwhile the switches keep the rules they hold (fail mode secure: no standalone learning switch
 takes over), so traffic on settled paths goes on, but nothing reacts to failures beyond the groups'
@@ -24,14 +26,19 @@ import time
 
 from testbed.core import interrupts, sh
 from testbed.core.errors import TestbedError
+from testbed.emulation.net import ovsdaemons
 
 POLL_S = 0.1
 SWITCH_POLL_S = 0.5
 
 
 class Watchdog:
-    def __init__(self, controller, bridges: list[str], target: str):
+    """`daemons`: Open vSwitch's daemons the run depends on (ovsdaemons.record), or None where
+    they are not this machine's."""
+
+    def __init__(self, controller, bridges: list[str], target: str, daemons: dict | None = None):
         self.controller, self.bridges, self.target = controller, set(bridges), target
+        self.daemons = daemons or {}
         self.lost: str | None = None
         self.seen_connected = 0
         self._suspect: str | None = None      # what the last answer of Open vSwitch said was lost
@@ -52,7 +59,7 @@ class Watchdog:
     def _run(self) -> None:
         next_switch_poll = 0.0
         while not self._stop.wait(POLL_S):
-            reason = self._controller_gone()
+            reason = ovsdaemons.lost(self.daemons) or self._controller_gone()
             if reason is None and time.monotonic() >= next_switch_poll:
                 next_switch_poll = time.monotonic() + SWITCH_POLL_S
                 reason = self._switches_gone()

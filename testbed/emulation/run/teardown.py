@@ -5,16 +5,23 @@ STEPS is the one list of kinds, in the order they must go: a cluster run's serve
 (while its hosts' shells still hold their namespaces), then processes, bridges, interfaces,
 nftables tables, directories and the settings a run changed (rcu.py, sendbuf.py,
 cpu_precedence.py). A step that fails does not stop the others.
+
+No step waits on a dead Open vSwitch: the bridges' step asks first whether both daemons run
+(ovsdaemons.down, from their pidfiles) and, if one does not, leaves the bridges recorded and says
+so (the run state stays, and `clean` removes them once Open vSwitch is back); every ovs-vsctl is
+bounded (--timeout, and a subprocess timeout above it). Interfaces, nftables tables, directories
+and settings go without Open vSwitch.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 
 from testbed.core import sh
 from testbed.core.errors import TestbedError
 from testbed.emulation import cpu_precedence
-from testbed.emulation.net import netdevs, rcu, sendbuf
+from testbed.emulation.net import netdevs, ovsdaemons, rcu, sendbuf
 from testbed.emulation.run.processes import kill_all
 from testbed.emulation.run.runstate import RunState, alive, held_run, runs
 
@@ -30,6 +37,10 @@ def _processes(state: RunState) -> list[str]:
 
 
 def _bridges(state: RunState) -> list[str]:
+    down = ovsdaemons.down()
+    if down and state.data["bridges"]:
+        raise TestbedError(f"{' and '.join(down)} not running: {len(state.data['bridges'])} bridges left "
+                           "recorded, for `hpn-testbed clean` once Open vSwitch is back")
     ours = netdevs.tagged_bridges(state.run_id) | (set(state.data["bridges"]) & netdevs.all_bridges())
     return [netdevs.delete_bridges(ours, len(state.data["root_intfs"]))]
 
@@ -71,7 +82,7 @@ def destroy(state: RunState) -> list[str]:
     for kind, step in STEPS:
         try:
             done += [d for d in step(state) if d]
-        except (TestbedError, OSError) as e:
+        except (TestbedError, OSError, subprocess.TimeoutExpired) as e:
             failed.append(f"{kind}: {str(e).splitlines()[0]}")
     if failed:
         raise TestbedError(f"teardown of {state.run_id} incomplete ({'; '.join(failed)}): "
