@@ -10,7 +10,8 @@ in the job's directory (rankN.out, rankN.err, rankN.rc): the same files a direct
 
 Which NICs carry MPI's traffic: the out-of-band channel (oob_tcp_if_include) and the TCP BTL
 (btl_tcp_if_include) take the placement's NIC addresses as /32 networks (a CIDR works whether
-the address sits on the NIC's own interface or, on the multipath fallback, on `lo`); each rank's
+the address sits on the NIC's own interface or, on the multipath fallback, on `lo`, labelled
+there so that Open MPI sees it: hostnet.lo_label); each rank's
 BTL is narrowed to its own NIC by OMPI_MCA_btl_tcp_if_include in its environment. Open MPI skips
 loopback interfaces altogether unless if_base_retain_loopback is set, so it is set where an
 address sits on `lo`; an include list replaces btl_tcp_if_exclude's default (127.0.0.1/8), the
@@ -31,12 +32,25 @@ AGENT = Path(__file__).with_name("mpiagent.py")
 WRAPPER = '"$@" >"$0.out" 2>"$0.err"; c=$?; echo $c >"$0.rc"; exit $c'
 
 
+def nodes(ranks: list[Rank]) -> dict[str, str]:
+    """host -> the name Open MPI knows it by: its first rank's NIC address. An address, not the
+    host's name: mpirun looks each name up, and a lookup from inside a host, whose namespace
+    has no route to the machine's resolver, waits for DNS's timeouts; an address it compares
+    with its own interfaces instead (rank 0's is local: mpirun runs it without a daemon)."""
+    first: dict[str, str] = {}
+    for rank in ranks:
+        first.setdefault(rank.host, rank.addr)
+    return first
+
+
 def hostfile(ranks: list[Rank]) -> str:
-    """One line per host in rank order, its slots the number of ranks placed on it."""
+    """One line per host in rank order (by its node address), its slots the number of ranks
+    placed on it."""
     slots: dict[str, int] = {}
     for rank in ranks:
         slots[rank.host] = slots.get(rank.host, 0) + 1
-    return "".join(f"{host} slots={n}\n" for host, n in slots.items())
+    names = nodes(ranks)
+    return "".join(f"{names[host]} slots={n}\n" for host, n in slots.items())
 
 
 def cidrs(ranks: list[Rank]) -> str:
@@ -61,18 +75,20 @@ def mpirun_argv(ranks: list[Rank], hostfile_path: str | Path, directory: str | P
     argv = [mpirun, "--hostfile", str(hostfile_path), "--mca", "plm_rsh_agent", agent]
     for key, value in mca(ranks).items():
         argv += ["--mca", key, value]
+    names = nodes(ranks)
     for i, rank in enumerate(ranks):
         own = {**rank.env, "OMPI_MCA_btl_tcp_if_include": f"{rank.addr}/32"}
-        argv += [*([":"] if i else []), "-np", "1", "--host", rank.host,
+        argv += [*([":"] if i else []), "-np", "1", "--host", names[rank.host],
                  "sh", "-c", WRAPPER, str(Path(directory) / f"rank{rank.rank}"),
                  "env", *(f"{k}={v}" for k, v in own.items()), *rank.argv]
     return argv
 
 
-def launcher_env(host_pids: dict[str, int]) -> dict[str, str]:
-    """mpirun's environment on top of ours: root allowed (the testbed runs as root), and the
-    hosts' PIDs for the agent."""
-    return {**ROOT_ENV, HOSTS_ENV: ",".join(f"{h}={pid}" for h, pid in host_pids.items())}
+def launcher_env(ranks: list[Rank], host_pids: dict[str, int]) -> dict[str, str]:
+    """mpirun's environment on top of ours: root allowed (the testbed runs as root), and for
+    the agent each node (its address, `nodes`) with the PID that holds its host's namespaces."""
+    pids = ",".join(f"{node}={host_pids[host]}" for host, node in nodes(ranks).items())
+    return {**ROOT_ENV, HOSTS_ENV: pids}
 
 
 def rank_end(text: str | None) -> tuple[str, int | None]:

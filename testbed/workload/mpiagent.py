@@ -1,9 +1,10 @@
 """Open MPI's launch agent on the testbed (its `plm_rsh_agent`, in place of ssh): mpirun calls
-`AGENT HOST ORTED-COMMAND...` for each host of the job; this enters HOST's network and mount
+`AGENT NODE ORTED-COMMAND...` for each host of the job (NODE: the host's address in the
+hostfile); this enters that host's network and mount
 namespaces (`mnexec -a PID`, as Mininet's own popen does) and runs the command there with
 /bin/sh, as sshd would run it for a remote login. No sshd, no keys.
 
-Where each host is: TESTBED_MPI_HOSTS=HOST=PID,... in the environment mpirun passes on (set by
+Where each host is: TESTBED_MPI_HOSTS=NODE=PID,... in the environment mpirun passes on (set by
 the job runner, mpi.launcher_env). Run as a script, it imports nothing of the testbed: mpirun
 starts it with the testbed's Python and no other path. An unknown host is one line, exit 2.
 """

@@ -43,7 +43,7 @@ def run(emu, job: Job, ranks: list[Rank], directory: Path, cwd) -> tuple[list[Ra
     (directory / "mpirun.cmd").write_text(mpi.describe(argv) + "\n")
     host = emu.net[ranks[0].host]
     env = {**os.environ, "PYTHONUNBUFFERED": "1",
-           **mpi.launcher_env({r.host: emu.net[r.host].pid for r in ranks})}
+           **mpi.launcher_env(ranks, {r.host: emu.net[r.host].pid for r in ranks})}
     wall, start = time.time(), time.monotonic()
     with open(directory / "mpirun.out", "wb") as out, open(directory / "mpirun.err", "wb") as err:
         proc = host.spawn(argv, "mpirun", stdout=out, stderr=err, env=env, cwd=cwd)

@@ -16,10 +16,11 @@ def hpn():
 
 
 def test_the_hostfile_gives_each_host_its_ranks_as_slots(hpn):
-    assert mpi.hostfile(place(Job("run", rails=(0,)), hpn)) == \
-        "p0s0h0 slots=1\np0s0h1 slots=1\np1s0h0 slots=1\np1s0h1 slots=1\n"
-    assert mpi.hostfile(place(Job("run", per="nic", hosts=("p0s0h1", "p1s0h0")), hpn)) == \
-        "p0s0h1 slots=2\np1s0h0 slots=2\n"
+    ranks = place(Job("run", rails=(0,)), hpn)
+    assert mpi.hostfile(ranks) == "".join(f"{r.addr} slots=1\n" for r in ranks)
+    ranks = place(Job("run", per="nic", hosts=("p0s0h1", "p1s0h0")), hpn)
+    assert mpi.nodes(ranks) == {"p0s0h1": ranks[0].addr, "p1s0h0": ranks[2].addr}
+    assert mpi.hostfile(ranks) == f"{ranks[0].addr} slots=2\n{ranks[2].addr} slots=2\n"
 
 
 def test_mca_takes_the_nics_addresses_and_keeps_lo_where_they_sit(hpn):
@@ -42,7 +43,7 @@ def test_mpirun_runs_each_rank_in_its_own_app_context_and_wrapper(hpn):
     assert len(contexts) == 4
     third = argv[[i for i, w in enumerate(argv) if w == ":"][1] + 1:]
     third = third[:third.index(":")]
-    assert third[:8] == ["-np", "1", "--host", "p1s0h0", "sh", "-c", mpi.WRAPPER, "/d/rank2"]
+    assert third[:8] == ["-np", "1", "--host", ranks[2].addr, "sh", "-c", mpi.WRAPPER, "/d/rank2"]
     assert "env" == third[8] and "RANK=2" in third and "X=p1s0h0" in third
     assert f"OMPI_MCA_btl_tcp_if_include={ranks[2].addr}/32" in third
     assert tuple(third[-4:]) == ranks[2].argv
@@ -72,8 +73,10 @@ def test_the_agent_enters_the_named_host_and_refuses_others():
     with pytest.raises(ValueError, match="host 'h9' is not one of this job's"):
         mpiagent.command(["h9", "orted"], pids)
     assert mpiagent.HOSTS_ENV == mpi.HOSTS_ENV
-    env = mpi.launcher_env({"p0s0h0": 123})
-    assert env[mpi.HOSTS_ENV] == "p0s0h0=123" and env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
+    ranks = place(Job("run", ranks=2), make_fabric("hpn", {}))
+    env = mpi.launcher_env(ranks, {"p0s0h0": 123, "p0s0h1": 124})
+    assert env[mpi.HOSTS_ENV] == f"{ranks[0].addr}=123,{ranks[1].addr}=124"
+    assert env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] == "1"
 
 
 def test_a_bad_launcher_is_one_line(hpn):
