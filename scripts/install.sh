@@ -34,7 +34,8 @@ STAMP=$VENV/.hpn-testbed-installed
 # What the default paths need (every `up`, `run`, test). Nothing here starts a service
 # except Open vSwitch, which the testbed needs running.
 APT_PKGS=(mininet openvswitch-switch iperf3 iputils-ping nftables ethtool tcpdump
-          python3-venv python3-pip iproute2 kmod procps)
+          python3-venv python3-pip iproute2 kmod procps
+          openmpi-bin python3-mpi4py)   # MPI jobs (docs/jobs.md): same names on Debian 12 and 13
 # What only `hpn-testbed servers up` needs (its own sshd per namespace server, ssh, sudo for
 # Mininet Cluster Edition's remote commands): installed by `--servers`, on first use.
 SERVER_PKGS=(openssh-server openssh-client sudo)

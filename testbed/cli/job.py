@@ -1,6 +1,7 @@
-"""`hpn-testbed job FILE.toml`: your own distributed program (torch.distributed, MPI, anything
-that reads torchrun's environment) run on a fabric, one process per rank in its host
-(docs/jobs.md). The file names the fabric and its [[job]] tables (testbed/experiments/jobfile.py).
+"""`hpn-testbed job FILE.toml`: your own distributed program (torch.distributed, anything that
+reads torchrun's environment, MPI under mpirun with `launcher = "mpi"`) run on a fabric, one
+process per rank in its host (docs/jobs.md). The file names the fabric and its [[job]] tables
+(testbed/experiments/jobfile.py).
 
 Exit status: 0 when every job's every rank exits 0; 1 when a job fails (a rank's non-zero exit,
 a crash, the timeout: the line names the rank and its last line of output); 2 for a bad file
@@ -43,6 +44,11 @@ def cmd_job(args) -> int:
                                    for r in ranks]))
         return 0
     check_output("--out", args.out, directory=True)
+    if any(job.launcher == "mpi" for job in spec.jobs):
+        from testbed.core.errors import ParamError
+        from testbed.workload.mpijob import available
+        if available():
+            raise ParamError(f"{args.file}: {available()}")
     return _run(spec, args)
 
 

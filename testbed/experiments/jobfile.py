@@ -11,6 +11,7 @@ placed on the fabric model (testbed/workload/jobs.py) before anything is built.
     hosts = ["p0s0h0", ...]   # default: every host
     ranks = 4                 # default: every slot
     timeout = 120             # s
+    launcher = "mpi"          # default "direct": each rank spawned in its host; "mpi": mpirun
     [job.env]
     OMP_NUM_THREADS = "1"
 
@@ -30,7 +31,8 @@ from testbed.experiments.spec import Reader, parse
 from testbed.workload.jobs import DEFAULT_PORT, TIMEOUT_S, Job, place
 
 TOP_KEYS = ("name", "description", "fabric", "job")
-JOB_KEYS = ("name", "command", "per", "hosts", "rails", "ranks", "env", "timeout", "master_port")
+JOB_KEYS = ("name", "command", "per", "hosts", "rails", "ranks", "env", "timeout", "master_port",
+            "launcher")
 MAX_JOBS = 64
 
 
@@ -90,7 +92,8 @@ def read_job(r: Reader, fab, index: int) -> Job:
               per=r.get("per", str, "host"), hosts=tuple(hosts), rails=tuple(rails),
               ranks=r.get("ranks", int), env=tuple((k, str(v)) for k, v in env.items()),
               timeout=r.get("timeout", float, 300.0, bounds=TIMEOUT_S),
-              master_port=r.get("master_port", int, DEFAULT_PORT + index - 1, bounds=(1024, 65535)))
+              master_port=r.get("master_port", int, DEFAULT_PORT + index - 1, bounds=(1024, 65535)),
+              launcher=r.get("launcher", str, "direct"))
     try:
         place(job, fab)
     except ParamError as e:
@@ -101,7 +104,8 @@ def read_job(r: Reader, fab, index: int) -> Job:
 
 def _key_of(message: str) -> str | None:
     """The [[job]] key a placement error is about, for the line it names."""
-    for key, words in (("rails", "rail "), ("ranks", "ranks="), ("per", "per="), ("hosts", "host"),
+    for key, words in (("launcher", "launcher="), ("rails", "rail "), ("ranks", "ranks="),
+                       ("per", "per="), ("hosts", "host"),
                        ("command", "command"), ("command", "placeholder")):
         if message.startswith(words) or words in message.split(":")[0]:
             return key

@@ -44,6 +44,7 @@ class JobResult:
     seconds: float
     directory: str
     ranks: list[RankResult]
+    note: str = ""         # the launcher's own failure when no rank is to blame (mpirun's)
 
     @property
     def failed(self) -> RankResult | None:
@@ -57,6 +58,8 @@ class JobResult:
             n = len(self.ranks)
             return f"job {self.name}: {n} rank{'s' * (n != 1)} exited 0 in {self.seconds:.1f} s"
         r = self.failed
+        if r is None:
+            return f"job {self.name}: {self.note or 'failed'} [logs: {self.directory}]"
         how = "timed out" if r.status == "timeout" else \
             f"exited {r.returncode}" if r.status.startswith("exit") else f"was killed ({r.status})"
         return (f"job {self.name}: rank {r.rank} ({r.nic}) {how} after {r.seconds:.1f} s: "
@@ -64,7 +67,8 @@ class JobResult:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "ok": self.ok, "seconds": round(self.seconds, 3),
-                "directory": self.directory, "ranks": [dataclasses.asdict(r) for r in self.ranks]}
+                "directory": self.directory, "note": self.note,
+                "ranks": [dataclasses.asdict(r) for r in self.ranks]}
 
 
 def free_port(emu, host: str, start: int) -> int:
@@ -85,12 +89,17 @@ def run_job(emu: Emulation, job: Job, out: str | Path | None = None,
     ranks = place(dataclasses.replace(job, master_port=port), emu.fabric, emu.bond)
     directory = Path(out) if out is not None else emu.state.dir / "jobs" / job.name
     directory.mkdir(parents=True, exist_ok=True)
-    start = time.monotonic()
-    procs = [_start(emu, rank, directory, cwd) for rank in ranks]
-    ended = _wait(emu, ranks, procs, start, job.timeout)
-    results = [_result(rank, proc, ended[rank.rank], directory, start) for rank, proc in zip(ranks, procs)]
-    result = JobResult(job.name, all(r.status == "ok" for r in results), time.monotonic() - start,
-                       str(directory), results)
+    start, note = time.monotonic(), ""
+    if job.launcher == "mpi":
+        from testbed.workload import mpijob
+        results, note = mpijob.run(emu, job, ranks, directory, cwd)
+    else:
+        procs = [_start(emu, rank, directory, cwd) for rank in ranks]
+        ended = _wait(emu, ranks, procs, start, job.timeout)
+        results = [_result(rank, proc, ended[rank.rank], directory, start)
+                   for rank, proc in zip(ranks, procs)]
+    result = JobResult(job.name, not note and all(r.status == "ok" for r in results),
+                       time.monotonic() - start, str(directory), results, note)
     (directory / "job.json").write_text(json.dumps(result.as_dict(), indent=2) + "\n")
     return result
 

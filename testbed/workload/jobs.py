@@ -21,6 +21,7 @@ from testbed.emulation.net.hostnet import nic_device
 from testbed.model.fabric import Fabric, Nic
 
 PLACEMENTS = ("nic", "host")
+LAUNCHERS = ("direct", "mpi")   # each rank spawned in its host; or mpirun's (mpi.py)
 PLACEHOLDERS = ("rank", "world_size", "local_rank", "master_addr", "master_port", "addr", "ifname",
                 "nic", "host", "python")
 DEFAULT_PORT = 29500         # torchrun's; a file's k-th job takes DEFAULT_PORT + k
@@ -31,7 +32,9 @@ TIMEOUT_S = (1.0, 86400.0)
 class Job:
     """What every rank runs (`command`, with {placeholders}), where (`per`, `hosts`, `rails`,
     `ranks`), with what extra environment (`env`, values may hold placeholders too) and how long
-    it may take (`timeout`, s). Empty `hosts` or `rails`: all of them; `ranks` None: every slot."""
+    it may take (`timeout`, s); `launcher`: "direct" (each rank spawned in its host) or "mpi"
+    (mpirun starts them, testbed/workload/mpi.py). Empty `hosts` or `rails`: all of them;
+    `ranks` None: every slot."""
     command: str
     name: str = "job"
     per: str = "host"
@@ -41,6 +44,7 @@ class Job:
     env: tuple[tuple[str, str], ...] = ()
     timeout: float = 300.0
     master_port: int = DEFAULT_PORT
+    launcher: str = "direct"
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,9 @@ def check(job: Job, fabric: Fabric) -> None:
     """Everything about `job` that can be wrong before it runs, as one-line ParamErrors."""
     if job.per not in PLACEMENTS:
         raise ParamError(f"job {job.name}: per={job.per!r}: choose from {', '.join(PLACEMENTS)}")
+    if job.launcher not in LAUNCHERS:
+        raise ParamError(f"job {job.name}: launcher={job.launcher!r}: choose from "
+                         f"{', '.join(LAUNCHERS)}")
     if not job.command.strip():
         raise ParamError(f"job {job.name}: command is empty")
     if not TIMEOUT_S[0] <= job.timeout <= TIMEOUT_S[1]:

@@ -58,3 +58,48 @@ def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
     assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
     left = subprocess.run(["pgrep", "-f", script], capture_output=True, text=True)
     assert not left.stdout.strip(), left.stdout
+
+
+def _rows(path: Path) -> list[list[str]]:
+    return [l.split() for l in path.read_text().splitlines()
+            if l.strip() and not l.lstrip().startswith(("#", "size"))]
+
+
+def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
+    emu = up("hpn")
+    job = Job("{python} allreduce_mpi.py --sizes 4K,16K --iters 2", name="allreduce-mpi",
+              rails=(0,), launcher="mpi", timeout=240)
+    result = run_job(emu, job, out=tmp_path, cwd=EXAMPLES)
+    assert result.ok, result.line() + (tmp_path / "mpirun.err").read_text()[-2000:]
+    assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
+    assert f"{result.ranks[1].nic and emu.fabric.nic('p0s0h1-n0').ip} slots=1" in \
+        (tmp_path / "hostfile").read_text()
+    for r in range(4):
+        assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.rc").read_text() == "0\n"
+    rows = _rows(tmp_path / "rank0.out")
+    assert [int(row[0]) for row in rows] == [4096, 16384]
+    assert all(float(row[4]) == pytest.approx(float(row[3]) * 2 * 3 / 4, rel=0.01, abs=1e-4)
+               for row in rows)      # busbw = algbw * 2 (n - 1) / n
+    print("\n".join((tmp_path / "rank0.out").read_text().splitlines()))
+
+
+def test_a_failing_mpi_rank_fails_the_job_and_leaves_nothing(tmp_path):
+    script = f"mpi_gives_up_{os.getpid()}.py"
+    (tmp_path / script).write_text("from mpi4py import MPI\n" + GIVES_UP.replace(
+        "os.environ['RANK']", "str(MPI.COMM_WORLD.Get_rank())"))
+    (tmp_path / "fail.toml").write_text('[fabric]\nfamily = "hpn"\n[[job]]\nname = "fail"\n'
+                                        f'launcher = "mpi"\ncommand = "{{python}} {script}"\n'
+                                        'timeout = 60\n')
+    proc = subprocess.run([sys.executable, "-m", "testbed", "job", str(tmp_path / "fail.toml"),
+                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    line = " ".join(proc.stdout.split())
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "job fail: rank 2 (p1s0h0-n0) exited 1" in line and "rank 2 gives up" in line, line
+    ranks = json.loads((tmp_path / "out" / "fail" / "job.json").read_text())["ranks"]
+    assert ranks[2]["status"] == "exit 1" and all(r["status"] != "ok" for r in ranks), ranks
+    assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
+    assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
+    for how in (["-f", script], ["-x", "orted"], ["-x", "mpirun"]):
+        left = subprocess.run(["pgrep", *how], capture_output=True, text=True)
+        assert not left.stdout.strip(), (how, left.stdout)

@@ -44,6 +44,13 @@ def nic_device(nic: Nic, backend: str) -> str | None:
     return bond_name(nic) if backend == "bonding" else None
 
 
+def lo_label(nic: Nic) -> str:
+    """The label of a NIC's address on `lo` (multipath fallback): `lo:n0` for `HOST-n0`. A
+    program that finds addresses by interface name (SIOCGIFADDR: Open MPI's interface list) sees
+    only the first address of an unlabelled `lo`, 127.0.0.1; a label gives each NIC's its own."""
+    return ("lo:" + nic.name.removeprefix(nic.host).lstrip("-"))[:15]
+
+
 def _nexthops(nic: Nic, backend: str, bare: bool = False) -> str:
     via = "" if bare else f"via {GATEWAY_IP} "
     onlink = "" if bare else " onlink"
@@ -77,7 +84,9 @@ def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int) -> list[str]:
         lines += [f"link set dev {port} master {bond}" for port in nic.ports]
         lines.append(f"link set dev {bond} up")
     lines += [f"link set dev {port} up" for port in nic.ports]
-    lines.append(f"addr add {nic.ip}/32 dev {nic_device(nic, backend) or 'lo'}")
+    dev = nic_device(nic, backend)
+    lines.append(f"addr add {nic.ip}/32 dev {dev}" if dev else
+                 f"addr add {nic.ip}/32 dev lo label {lo_label(nic)}")
     lines.append(f"route add default table {table(nic)} src {nic.ip}{_route_options(mtu)} "
                  f"{_nexthops(nic, backend, bare)}")
     lines.append(f"rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
