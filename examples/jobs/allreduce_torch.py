@@ -31,11 +31,10 @@ def size_of(text: str) -> int:
     return int(float(text[:len(text) - len(unit)]) * UNITS[unit])
 
 
-def init(timeout: float = 60.0) -> None:
+def init() -> None:
     """Join the job's process group over this rank's NIC address: a gloo backend whose device is
     bound to TESTBED_ADDR (init_process_group's pg_options do not reach gloo, so it is registered
-    as a backend of its own), or plain gloo where GLOO_SOCKET_IFNAME names the interface.
-    `timeout` (s): how long a collective may wait before it fails."""
+    as a backend of its own), or plain gloo where GLOO_SOCKET_IFNAME names the interface."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     master = f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
     addr = os.environ.get("TESTBED_ADDR")
@@ -50,7 +49,7 @@ def init(timeout: float = 60.0) -> None:
         backend = "gloo_addr"
         dist.Backend.register_backend(backend, gloo_on_addr, devices=["cpu"])
     dist.init_process_group(backend, init_method=master, rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=timeout))
+                            timeout=datetime.timedelta(seconds=60))
 
 
 def bench(size: int, iters: int, warmup: int) -> float:

@@ -9,7 +9,9 @@ the optimizer steps. Each rank prints, as the step ends:
 T the end of the step on CLOCK_MONOTONIC (s; one clock for every process of the machine, so a
 fault's time can be set beside it), DT the step's duration (s). A collective that waits longer
 than `--timeout` s fails the rank (gloo raises; the rank exits non-zero), as a real job does when
-a peer's link is gone. Joins its process group as allreduce_torch.py does (over TESTBED_ADDR).
+a peer's link is gone. Joins its process group as allreduce_torch.py does (over TESTBED_ADDR,
+with that script's rendezvous timeout: the ranks may start slowly), then trains in a group of its
+own whose collectives have the `--timeout`.
 Run by the training-fault scenario (C17); by hand from a job file, e.g.
 `command = "{python} train_ddp_torch.py --steps 50"`.
 Usage: train_ddp_torch.py [--steps 100] [--compute 0.1] [--timeout 3] [--width 64].
@@ -17,6 +19,7 @@ Usage: train_ddp_torch.py [--steps 100] [--compute 0.1] [--timeout 3] [--width 6
 from __future__ import annotations
 
 import argparse
+import datetime
 import time
 
 import torch
@@ -34,10 +37,12 @@ def main() -> None:
     args = p.parse_args()
     torch.manual_seed(0)                 # every rank starts from the same model (DDP checks it)
     torch.set_num_threads(1)
-    init(args.timeout)
+    init()
+    group = dist.new_group(timeout=datetime.timedelta(seconds=args.timeout))
     rank, world = dist.get_rank(), dist.get_world_size()
     model = DistributedDataParallel(torch.nn.Sequential(
-        torch.nn.Linear(32, args.width), torch.nn.ReLU(), torch.nn.Linear(args.width, 1)))
+        torch.nn.Linear(32, args.width), torch.nn.ReLU(), torch.nn.Linear(args.width, 1)),
+        process_group=group)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     data = torch.Generator().manual_seed(rank)     # each rank its own shard of synthetic data
     print(f"# training: {world} ranks, {args.steps} steps, {args.compute} s compute per step, "
