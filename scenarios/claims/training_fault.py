@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
+from testbed.core import progress
 from testbed.core.errors import ParamError
 from testbed.emulation.control.controller import PROJECT
 from testbed.emulation.factory import make_emulation
@@ -156,14 +157,18 @@ class TrainingFault(harness.FaultScenario, name="training-fault", claim="C17"):
             thread = threading.Thread(target=self._job, args=(emu, job, out, box), daemon=True)
             thread.start()
             t_fault = t_repair = None
-            if wait_step(out / "rank0.out", k.fault_step(), thread):
+            with progress.phase(f"training: the ranks start; the fault at step {k.fault_step()}"):
+                reached = wait_step(out / "rank0.out", k.fault_step(), thread)
+            if reached:
                 handle = faults.link_down(link) if k.kind == "link" else faults.switch_down(link.b)
                 t_fault = time.monotonic()
-                while thread.is_alive() and time.monotonic() < t_fault + k.fault:
-                    time.sleep(POLL_S)
+                with progress.phase(f"training: {k.kind} down for {k.fault:g} s (or until the job ends)"):
+                    while thread.is_alive() and time.monotonic() < t_fault + k.fault:
+                        time.sleep(POLL_S)
                 handle.repair()
                 t_repair = time.monotonic()
-            thread.join()
+            with progress.phase("training: until the job ends"):
+                thread.join()
             if "error" in box:
                 raise box["error"]
             result = box["result"]
