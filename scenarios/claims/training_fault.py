@@ -7,7 +7,8 @@ of segment p0s0 on its rail-0 NIC; every step sleeps `compute` s (the model is t
 all-reduces the gradients, and each rank prints the end and duration of each step. Once rank 0
 has printed the step `before` s into training, rank 0's NIC-ToR link (`kind=link`) or that
 link's ToR (`kind=tor`) goes down for `fault` s, longer than the job's collective timeout
-(`timeout`, gloo's: a collective that waits longer fails the rank).
+(`timeout`, gloo's: a collective that waits longer fails the rank); it is lifted early if the
+job has ended.
 
 Expected, judged from the job's own output: dual-ToR completes every step, no step that overlaps
 the fault takes more than half the collective timeout (it never comes near failing; TCP moves
