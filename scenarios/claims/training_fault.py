@@ -30,6 +30,7 @@ import statistics
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from testbed.core import progress
@@ -39,6 +40,7 @@ from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults.inject import Faults
 from testbed.measure.meters import CpuMeter
 from testbed.scenario import fault_harness as harness
+from testbed.scenario import plots
 from testbed.scenario.base import Judgement, verdict
 from testbed.scenario.fault_harness import BUSY, PEER
 from testbed.scenario.knobs import Knobs
@@ -235,6 +237,18 @@ class TrainingFault(harness.FaultScenario, name="training-fault", claim="C17"):
                                                 if not single["job_ok"] else
                                                 f"stalled {single['fault_longest_step_s']} s")),
             busy=(dual["cpu_busy"], single["cpu_busy"]))
+
+
+    def plot(self, result, path: Path) -> bool:
+        """Rank 0's step times on both fabrics, the fault shaded (as long as dual-ToR's lasted);
+        where the single-ToR job failed, marked."""
+        dual, single = result.figures["dual_tor"], result.figures["single_tor"]
+        marks = {} if single.get("failed_after_fault_s") is None else \
+            {"single-ToR job failed": single["failed_after_fault_s"]}
+        k = self.knobs_of({"setup": result.setup})
+        return plots.fault_timeline(self, result, path, [(0.0, dual.get("fault_s") or 0.0)],
+                                    f"{k.kind} down", marks=marks,
+                                    levels={"half the collective timeout": k.timeout / 2})
 
 
 def invalid(v: dict, k: TrainingKnobs) -> list[str]:
