@@ -24,7 +24,7 @@ MODULES: list[str] = ["hash_polarization", "dual_plane_balance", "mpft_vs_mrft",
                       "disjoint_paths", "routing_policies", "dual_tor_link_failure", "link_flap",
                       "one_way_fault", "tor_failure", "segment_tor_failure", "miswiring", "segment_placement",
                       "core_pipeline", "rail_only", "roce_entropy", "fast_uplinks",
-                      "skeleton_probing"]     # module names under scenarios/claims/
+                      "skeleton_probing", "training_fault"]     # module names under scenarios/claims/
 
 
 def __getattr__(name: str):

@@ -285,7 +285,7 @@ def test_tour_is_derived_from_the_classes_in_module_order():
         "routing-policies", "dual-tor-link-failure", "link-flap", "one-way-fault", "tor-failure",
         "segment-tor-failure", "miswiring", "segment-placement", "core-pipeline", "rail-only", "roce-entropy",
         "fast-uplinks",
-        "skeleton-probing"]
+        "skeleton-probing", "training-fault"]
     for name, cls in scenarios.all_scenarios().items():
         assert cls.name == name and cls.claim and cls.title and cls.paper
 
