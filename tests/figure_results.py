@@ -314,6 +314,32 @@ def skeleton_probing():
             "setup": {"seed": 7, "knobs": knobs}, "series": {}}
 
 
+def training_fault():
+    from scenarios.claims.training_fault import step_figures
+    t_fault, t_repair, steps = 100.0, 105.0, 90
+
+    def rows(n, step_s=0.11, fault_step_s=None):
+        out, t = [], t_fault - 20 * step_s
+        for k in range(n):
+            d = fault_step_s if fault_step_s and t_fault < t < t_repair + step_s else step_s
+            t += d if k else 0
+            out.append((k, round(t, 3), round(d, 3)))
+        return out
+
+    def variant(rs, ok, failed_after=None):
+        return {**step_figures(rs, t_fault, t_repair), "steps": steps, "job_ok": ok,
+                "job": "job train: ...", "done_all_ranks": len(rs), "fault_injected": True,
+                "fault_s": 5.0, "failed_after_fault_s": failed_after, "cpu_busy": 0.6,
+                "target": "p0s0h0-n0p0"}
+    dual, single = rows(steps, fault_step_s=0.15), rows(21)
+    knobs = {"before": 2.0, "fault": 5.0, "after": 2.0, "timeout": 2.5, "compute": 0.1, "kind": "link"}
+    return {"dual_tor": variant(dual, True), "single_tor": variant(single, False, failed_after=3.5),
+            "setup": {"knobs": knobs, "steps": steps, "fault_step": 20,
+                      "x_label": "end of step, s since the fault", "y_label": "rank 0's step time (s)"},
+            "series": {"dual-ToR": [[round(t - t_fault, 3), d] for _, t, d in dual],
+                       "single-ToR": [[round(t - t_fault, 3), d] for _, t, d in single]}}
+
+
 BUILDERS = {"hash-polarization": hash_polarization, "dual-plane-balance": dual_plane_balance,
             "mpft-vs-mrft": mpft_vs_mrft, "node-limited-moe": node_limited_moe,
             "disjoint-paths": disjoint_paths, "routing-policies": routing_policies,
@@ -321,7 +347,8 @@ BUILDERS = {"hash-polarization": hash_polarization, "dual-plane-balance": dual_p
             "one-way-fault": one_way_fault, "tor-failure": tor_failure,
             "segment-tor-failure": segment_tor_failure, "miswiring": miswiring,
             "segment-placement": segment_placement, "core-pipeline": core_pipeline, "rail-only": rail_only,
-            "roce-entropy": roce_entropy, "fast-uplinks": fast_uplinks, "skeleton-probing": skeleton_probing}
+            "roce-entropy": roce_entropy, "fast-uplinks": fast_uplinks, "skeleton-probing": skeleton_probing,
+            "training-fault": training_fault}
 
 
 def figures(name: str) -> dict:

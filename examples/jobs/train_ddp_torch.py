@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import sys
+import threading
 import time
 
 import torch
@@ -58,7 +61,21 @@ def main() -> None:
         now = time.monotonic()
         print(f"step {step} {now:.3f} {now - last:.3f} {loss.item():.4f}", flush=True)
         last = now
-    dist.destroy_process_group()
+    leave(args.timeout)
+
+
+def leave(timeout: float) -> None:
+    """Tear the process groups down, but wait no longer than `timeout` s: after a fault, closing
+    gloo's connections can block (a dual-ToR run once had every step done and both ranks stuck
+    in destroy_process_group), and a job whose work is done must not hang on its goodbye."""
+    teardown = threading.Thread(target=dist.destroy_process_group, daemon=True)
+    teardown.start()
+    teardown.join(timeout)
+    if teardown.is_alive():
+        print(f"# destroy_process_group blocked for {timeout:g} s; exiting anyway", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":

@@ -238,7 +238,6 @@ class TrainingFault(harness.FaultScenario, name="training-fault", claim="C17"):
                                                 f"stalled {single['fault_longest_step_s']} s")),
             busy=(dual["cpu_busy"], single["cpu_busy"]))
 
-
     def plot(self, result, path: Path) -> bool:
         """Rank 0's step times on both fabrics, the fault shaded (as long as dual-ToR's lasted);
         where the single-ToR job failed, marked."""
@@ -248,7 +247,9 @@ class TrainingFault(harness.FaultScenario, name="training-fault", claim="C17"):
         k = self.knobs_of({"setup": result.setup})
         return plots.fault_timeline(self, result, path, [(0.0, dual.get("fault_s") or 0.0)],
                                     f"{k.kind} down", marks=marks,
-                                    levels={"half the collective timeout": k.timeout / 2})
+                                    levels={"half the collective timeout": k.timeout / 2},
+                                    paper={"paper: dual-ToR trains on at its step time":
+                                           dual.get("base_step_s") or 0.0})
 
 
 def invalid(v: dict, k: TrainingKnobs) -> list[str]:

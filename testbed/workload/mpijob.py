@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from testbed.workload import mpi
-from testbed.workload.jobrun import POLL_S, RankResult, last_line
+from testbed.workload.jobresult import POLL_S, RankResult, last_line
 from testbed.workload.jobs import Job, Rank
 
 

@@ -72,7 +72,7 @@ def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
     result = run_job(emu, job, out=tmp_path, cwd=EXAMPLES)
     assert result.ok, result.line() + (tmp_path / "mpirun.err").read_text()[-2000:]
     assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
-    assert f"{result.ranks[1].nic and emu.fabric.nic('p0s0h1-n0').ip} slots=1" in \
+    assert f"{emu.fabric.nic('p0s0h1-n0').ip} slots=1" in \
         (tmp_path / "hostfile").read_text()
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.rc").read_text() == "0\n"

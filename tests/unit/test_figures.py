@@ -39,6 +39,7 @@ PAPER = {
     "roce-entropy": lambda f: [("y", 95), ("y", 22), ("y", 1 / 0.7)],
     "fast-uplinks": lambda f: [("x", 1.0)],
     "skeleton-probing": lambda f: [("y", 98.2), ("y", 99.3), ("y", 95.7)],
+    "training-fault": lambda f: [("y", f["dual_tor"]["base_step_s"])],
 }
 
 # (scenario, panel, axis) of the axes that count things

@@ -9,7 +9,7 @@ import pytest
 from testbed.cli import main
 from testbed.core.errors import ParamError
 from testbed.experiments import jobfile
-from testbed.workload.jobrun import JobResult, RankResult, last_line
+from testbed.workload.jobresult import JobResult, RankResult, last_line
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "jobs" / "allreduce_torch.toml"
