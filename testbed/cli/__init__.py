@@ -155,6 +155,7 @@ def _run(argv: list[str]) -> int:
     output.set_command(" ".join(a for a in (args.command, *[v for k, v in vars(args).items()
                                                            if k.endswith("_command")]) if a))
     interrupts.install()   # Ctrl-C, SIGTERM and SIGHUP unwind through the teardowns
+    interrupts.last = None  # a signal of an earlier command (in one process) is not this one's
     try:
         with plugins.blamed(), \
                 progress.shown(progress.choose(getattr(args, "json", False)), args.verbose), \

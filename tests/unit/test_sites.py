@@ -39,6 +39,8 @@ def test_this_machine_records_its_bridges_and_switch_side_interfaces():
     recorded: dict[str, list] = {}
 
     class State:
+        data = {"about": {}}
+
         def add(self, key, *items):
             recorded.setdefault(key, []).extend(items)
     site.record(State())
