@@ -116,6 +116,7 @@ def run_until_valid(*args: str, tries: int = 3, timeout: float = 400):
                            "--json"], check=False, capture_output=True, text=True,
                           timeout=timeout * tries)
     results = json.loads(proc.stdout or '{"result": []}').get("result") or []
+    assert results, f"no result (exit {proc.returncode}): {proc.stderr[-3000:]}"
     return proc, results
 
 
