@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 import time
 
-from testbed.core.wait import wait_for
-from testbed.measure.meters import GapProbe
+from testbed.measure.meters import GapProbe, finish_ping
 
 RTT_INTERVAL = 0.1
 GAP_INTERVAL = 0.001
@@ -30,7 +29,7 @@ class RttProbe:
             f"ping -n -D -i {RTT_INTERVAL} -c {count} -W 1 -I {src.ip} {dst.ip}", "ping", out=self.out)
 
     def wait(self, timeout: float, wall_start: float) -> list[list[float]]:
-        wait_for("the RTT probe to finish", lambda: self.proc.poll() is not None, timeout, 0.05)
+        finish_ping(self.proc, "the RTT probe", timeout)
         text = self.out.read_text(errors="replace")
         self.emu.state.done_with(self.out)
         return rtt_samples(text, wall_start)

@@ -13,7 +13,7 @@ keeps the CPUs busy while the emulator, first in line (testbed/emulation/cpu_pre
 never waits does not distort the fabric. Only a run with no waiting figure (a report recorded
 before it was measured) is judged by the busy fraction, `cpu(*busy)`: above BUSY_LIMIT the CPU,
 not the fabric, was the bottleneck (after Handigol et al., "Reproducible network experiments
-using container-based emulation"). WAIT_LIMIT's measurement: docs/testing.md, "Validity".
+using container-based emulation"). WAIT_LIMIT's measurement: docs/internals.md, "Validity".
 Every reader of validity (the judges, experiment files, bench/headroom.py) goes through
 `rule`, `cpu` and `busiest`, so the measure can change here alone.
 """
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 JUDGED_BUSY = "cpu_busy_judged"   # the figure a report writes from Judgement.cpu_busy
 WAITING = "waiting"               # the emulator's waiting a run logged (testbed/measure/waitlog.py)
 BUSY_LIMIT = 0.9
-WAIT_LIMIT = 0.2      # of the window, the worst process's (docs/testing.md, "Validity")
+WAIT_LIMIT = 0.2      # of the window, the worst process's (docs/internals.md, "Validity")
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 
 

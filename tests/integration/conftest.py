@@ -100,7 +100,7 @@ def wait_for_headroom(timeout: float = 240) -> None:
 
     from testbed.measure.meters import cpu_busy_fraction
     deadline = time.monotonic() + timeout
-    while cpu_busy_fraction(lambda: time.sleep(2.0))[1] > 0.5 and time.monotonic() < deadline:
+    while cpu_busy_fraction(lambda: time.sleep(1.0))[1] > 0.5 and time.monotonic() < deadline:
         pass
 
 
