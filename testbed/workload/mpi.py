@@ -8,15 +8,14 @@ app context of its own (`-np 1 --host H ARGV : ...`), so each gets its own forma
 and environment (jobs.place), wrapped in `sh -c` that keeps its stdout, stderr and exit status
 in the job's directory (rankN.out, rankN.err, rankN.rc): the same files a direct job keeps.
 
-Which NICs carry MPI's traffic: the out-of-band channel (oob_tcp_if_include) and the TCP BTL
-(btl_tcp_if_include) take the placement's NIC addresses as /32 networks (a CIDR works whether
-the address sits on the NIC's own interface or, on the multipath fallback, on `lo`, labelled
-there so that Open MPI sees it: hostnet.lo_label); each rank's
-BTL is narrowed to its own NIC by OMPI_MCA_btl_tcp_if_include in its environment. Open MPI skips
-loopback interfaces altogether unless if_base_retain_loopback is set, so it is set where an
-address sits on `lo`; an include list replaces btl_tcp_if_exclude's default (127.0.0.1/8), the
-two being exclusive. `btl = tcp,self`: the emulated hosts share one kernel, and shared memory
-between ranks of different hosts would bypass the fabric.
+Which NICs carry MPI's traffic: each rank's own interface, named as on a real cluster
+(btl_tcp_if_include, narrowed per rank by OMPI_MCA_btl_tcp_if_include in its environment), and the
+out-of-band channel on the placement's addresses as /32 networks (oob_tcp_if_include). Each NIC
+needs an interface of its own (`unsupported`): Open MPI's TCP BTL sends from the first address of
+the interface it uses, and on the multipath fallback a dual-ToR NIC's address sits on `lo` behind
+127.0.0.1 (its connects then fail with EINVAL; with two NICs' addresses there, Open MPI 4.1.4's
+address exchange also overruns its buffer and the rank aborts). `btl = tcp,self`: the emulated
+hosts share one kernel, and shared memory between ranks of different hosts would bypass the fabric.
 """
 from __future__ import annotations
 
@@ -58,13 +57,21 @@ def cidrs(ranks: list[Rank]) -> str:
     return ",".join(dict.fromkeys(f"{r.addr}/32" for r in ranks))
 
 
+def unsupported(ranks: list[Rank]) -> str | None:
+    """Why Open MPI cannot carry these ranks here, or None: a NIC without an interface of its
+    own (module docstring)."""
+    on_lo = [r.nic for r in ranks if r.ifname is None]
+    if not on_lo:
+        return None
+    return (f"MPI jobs need each NIC on an interface of its own, and {on_lo[0]}'s address sits on "
+            f"lo (dual-ToR NICs without the bonding module: the multipath fallback); use "
+            f"single-ToR NICs (single_tor = true) or a kernel with bonding")
+
+
 def mca(ranks: list[Rank]) -> dict[str, str]:
     """The MCA parameters every daemon and rank gets (module docstring: why each)."""
-    params = {"plm_rsh_no_tree_spawn": "1", "btl": "tcp,self",
-              "oob_tcp_if_include": cidrs(ranks), "btl_tcp_if_include": cidrs(ranks)}
-    if any(r.ifname is None for r in ranks):
-        params["if_base_retain_loopback"] = "1"
-    return params
+    return {"plm_rsh_no_tree_spawn": "1", "btl": "tcp,self", "oob_tcp_if_include": cidrs(ranks),
+            "btl_tcp_if_include": ",".join(dict.fromkeys(str(r.ifname) for r in ranks))}
 
 
 def mpirun_argv(ranks: list[Rank], hostfile_path: str | Path, directory: str | Path,
@@ -77,7 +84,7 @@ def mpirun_argv(ranks: list[Rank], hostfile_path: str | Path, directory: str | P
         argv += ["--mca", key, value]
     names = nodes(ranks)
     for i, rank in enumerate(ranks):
-        own = {**rank.env, "OMPI_MCA_btl_tcp_if_include": f"{rank.addr}/32"}
+        own = {**rank.env, "OMPI_MCA_btl_tcp_if_include": str(rank.ifname)}
         argv += [*([":"] if i else []), "-np", "1", "--host", names[rank.host],
                  "sh", "-c", WRAPPER, str(Path(directory) / f"rank{rank.rank}"),
                  "env", *(f"{k}={v}" for k, v in own.items()), *rank.argv]

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from testbed.core.errors import TestbedError
 from testbed.workload import mpi
 from testbed.workload.jobresult import POLL_S, RankResult, last_line
 from testbed.workload.jobs import Job, Rank
@@ -31,10 +32,11 @@ def available() -> str | None:
 
 def run(emu, job: Job, ranks: list[Rank], directory: Path, cwd) -> tuple[list[RankResult], str]:
     """Run `ranks` under mpirun; (each rank's result, what mpirun itself said when it failed
-    without a rank to blame, else '')."""
-    problem = available()
+    without a rank to blame, else ''). TestbedError, one line, before anything starts, where
+    Open MPI is missing or cannot carry these ranks here (mpi.unsupported)."""
+    problem = available() or mpi.unsupported(ranks)
     if problem:
-        raise RuntimeError(problem)
+        raise TestbedError(problem)
     for rank in ranks:
         (directory / f"rank{rank.rank}.rc").unlink(missing_ok=True)
     (directory / "hostfile").write_text(mpi.hostfile(ranks))

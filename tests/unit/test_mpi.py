@@ -23,19 +23,25 @@ def test_the_hostfile_gives_each_host_its_ranks_as_slots(hpn):
     assert mpi.hostfile(ranks) == f"{ranks[0].addr} slots=2\n{ranks[2].addr} slots=2\n"
 
 
-def test_mca_takes_the_nics_addresses_and_keeps_lo_where_they_sit(hpn):
-    ranks = place(Job("run", rails=(0,)), hpn)             # multipath: addresses on lo
+def test_mca_names_each_nics_interface_and_refuses_nics_on_lo(hpn):
+    ranks = place(Job("run", rails=(0,)), hpn, backend="bonding")     # each NIC its bond
     params = mpi.mca(ranks)
-    addrs = ",".join(f"{r.addr}/32" for r in ranks)
-    assert params["btl_tcp_if_include"] == params["oob_tcp_if_include"] == addrs
-    assert params["if_base_retain_loopback"] == "1" and params["btl"] == "tcp,self"
-    assert "btl_tcp_if_exclude" not in params       # exclusive with an include list
-    bonded = mpi.mca(place(Job("run"), hpn, backend="bonding"))
-    assert "if_base_retain_loopback" not in bonded
+    assert params["btl_tcp_if_include"] == ",".join(r.ifname for r in ranks)
+    assert params["oob_tcp_if_include"] == ",".join(f"{r.addr}/32" for r in ranks)
+    assert params["btl"] == "tcp,self" and "btl_tcp_if_exclude" not in params   # exclusive
+    assert mpi.unsupported(ranks) is None
+    single = place(Job("run", rails=(0,)), make_fabric("hpn", {"single_tor": True}))
+    assert mpi.unsupported(single) is None and all(r.ifname for r in single)
+    on_lo = place(Job("run", rails=(0,)), hpn)                       # multipath: addresses on lo
+    assert mpi.unsupported(on_lo) == (
+        f"MPI jobs need each NIC on an interface of its own, and {on_lo[0].nic}'s address sits on "
+        "lo (dual-ToR NICs without the bonding module: the multipath fallback); use single-ToR "
+        "NICs (single_tor = true) or a kernel with bonding")
 
 
 def test_mpirun_runs_each_rank_in_its_own_app_context_and_wrapper(hpn):
-    ranks = place(Job("{python} a.py --rank {rank}", rails=(0,), env=(("X", "{host}"),)), hpn)
+    ranks = place(Job("{python} a.py --rank {rank}", rails=(0,), env=(("X", "{host}"),)), hpn,
+                  backend="bonding")
     argv = mpi.mpirun_argv(ranks, "/d/hostfile", "/d", "/py", mpirun="/usr/bin/mpirun")
     assert argv[:6] == ["/usr/bin/mpirun", "--hostfile", "/d/hostfile", "--mca", "plm_rsh_agent",
                         f"/py {mpi.AGENT}"]
@@ -45,7 +51,7 @@ def test_mpirun_runs_each_rank_in_its_own_app_context_and_wrapper(hpn):
     third = third[:third.index(":")]
     assert third[:8] == ["-np", "1", "--host", ranks[2].addr, "sh", "-c", mpi.WRAPPER, "/d/rank2"]
     assert "env" == third[8] and "RANK=2" in third and "X=p1s0h0" in third
-    assert f"OMPI_MCA_btl_tcp_if_include={ranks[2].addr}/32" in third
+    assert f"OMPI_MCA_btl_tcp_if_include={ranks[2].ifname}" in third
     assert tuple(third[-4:]) == ranks[2].argv
 
 
@@ -83,3 +89,12 @@ def test_a_bad_launcher_is_one_line(hpn):
     from testbed.core.errors import ParamError
     with pytest.raises(ParamError, match=r"launcher='slurm': choose from direct, mpi"):
         place(Job("run", launcher="slurm"), hpn)
+
+
+def test_a_job_open_mpi_cannot_carry_is_refused_before_anything_starts(hpn, tmp_path):
+    from testbed.core.errors import TestbedError
+    from testbed.workload import mpijob
+    ranks = place(Job("run", rails=(0,), launcher="mpi"), hpn)       # multipath: on lo
+    with pytest.raises(TestbedError, match="an interface of its own"):
+        mpijob.run(None, Job("run", launcher="mpi"), ranks, tmp_path, None)
+    assert not list(tmp_path.iterdir())          # no hostfile, no command line, no rank
