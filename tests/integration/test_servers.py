@@ -253,7 +253,11 @@ def test_hash_polarization_gives_the_same_verdict_on_one_and_two_servers(two_ser
     verdict. Half the rate and half the bytes on both: the same transfer time, less CPU."""
     knobs = ["--set", "scale=0.025", "--set", "bytes_per_flow=75000", "--out", str(tmp_path)]
     _, (here,) = run_until_valid("hash-polarization", "--quick", *knobs)
-    _, (there,) = run_until_valid("hash-polarization", "--quick", *knobs, "--servers", ",".join(NAMES))
+    for _ in range(2):   # a run that lost a part says so, without a verdict (seen once in CI: a
+        # second server's switch lost its controller connection); that one run is tried again
+        _, (there,) = run_until_valid("hash-polarization", "--quick", *knobs, "--servers", ",".join(NAMES))
+        if "lost a part" not in there["measured"]:
+            break
     assert here["verdict"] == there["verdict"] == "reproduced", \
         f"one server: {here['verdict']}: {here['measured']}\ntwo: {there['verdict']}: {there['measured']}"
     for name in NAMES:
