@@ -109,6 +109,9 @@ def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu
     zero = ["net.ipv4.conf.all.rp_filter", "net.ipv4.conf.default.rp_filter"]
     # L4 hash for multipath routes; skip nexthops whose port has no carrier
     keys += ["net.ipv4.fib_multipath_hash_policy", "net.ipv4.conf.all.ignore_routes_with_linkdown"]
+    # a flow's fixed client ports (hashports.cport_base) used again towards the same peer within
+    # a run: connect() may take over their TIME_WAIT instead of failing with EADDRINUSE
+    keys += ["net.ipv4.tcp_tw_reuse"]
     ports = [port for nic in host.nics for port in nic.ports]
     bonds = [bond_name(n) for n in host.nics if len(n.ports) > 1 and backend == "bonding"]
     lines = [_sysctl(k, 1) for k in keys] + [_sysctl(k, 0) for k in zero]
