@@ -43,23 +43,33 @@ def test_torch_allreduce_on_rail_zero(up, tmp_path):
     assert json.loads((tmp_path / "job.json").read_text())["ok"] is True
 
 
-def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
-    script = f"gives_up_{os.getpid()}.py"      # a name only this test's ranks have
-    (tmp_path / script).write_text(GIVES_UP)
-    (tmp_path / "fail.toml").write_text('[fabric]\nfamily = "hpn"\n[[job]]\nname = "fail"\n'
-                                        f'command = "{{python}} {script}"\ntimeout = 60\n')
+def failing_job(tmp_path: Path, script: str, text: str, fabric: str = "", job: str = "") -> list:
+    """`hpn-testbed job` on a file whose rank 2 runs `text` and gives up: exit 1, the rank and its
+    last line named, the run and its bridges gone. Returns job.json's ranks."""
+    (tmp_path / script).write_text(text)       # `script`: a name only this test's ranks have
+    (tmp_path / "fail.toml").write_text(f'[fabric]\nfamily = "hpn"\n{fabric}[[job]]\nname = "fail"\n'
+                                        f'{job}command = "{{python}} {script}"\ntimeout = 60\n')
     proc = subprocess.run([sys.executable, "-m", "testbed", "job", str(tmp_path / "fail.toml"),
                            "--out", str(tmp_path / "out")], capture_output=True, text=True,
                           timeout=300, cwd=ROOT)
     line = " ".join(proc.stdout.split())
     assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
     assert "job fail: rank 2 (p1s0h0-n0) exited 1" in line and "rank 2 gives up" in line, line
-    ranks = json.loads((tmp_path / "out" / "fail" / "job.json").read_text())["ranks"]
-    assert [r["status"] for r in ranks] == ["stopped", "stopped", "exit 1", "stopped"]
     assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
     assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
-    left = subprocess.run(["pgrep", "-f", script], capture_output=True, text=True)
-    assert not left.stdout.strip(), left.stdout
+    return json.loads((tmp_path / "out" / "fail" / "job.json").read_text())["ranks"]
+
+
+def none_left(*how: str) -> bool:
+    """No process that `pgrep HOW...` finds."""
+    return not subprocess.run(["pgrep", *how], capture_output=True, text=True).stdout.strip()
+
+
+def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
+    script = f"gives_up_{os.getpid()}.py"
+    ranks = failing_job(tmp_path, script, GIVES_UP)
+    assert [r["status"] for r in ranks] == ["stopped", "stopped", "exit 1", "stopped"]
+    assert none_left("-f", script)
 
 
 def _rows(path: Path) -> list[list[str]]:
@@ -90,23 +100,10 @@ def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
 def test_a_failing_mpi_rank_fails_the_job_and_leaves_nothing(tmp_path):
     script = f"mpi_gives_up_{os.getpid()}.py"
     # a rank that dies: out without MPI_Finalize, which would wait for its peers (docs/jobs.md)
-    (tmp_path / script).write_text("from mpi4py import MPI\n" + GIVES_UP.replace(
+    text = "from mpi4py import MPI\n" + GIVES_UP.replace(
         "os.environ['RANK']", "str(MPI.COMM_WORLD.Get_rank())").replace(
-        "sys.exit(1)", "sys.stdout.flush(); sys.stderr.flush(); os._exit(1)"))
-    (tmp_path / "fail.toml").write_text('[fabric]\nfamily = "hpn"\nsingle_tor = true\n[[job]]\n'
-                                        f'name = "fail"\nlauncher = "mpi"\ncommand = "{{python}} {script}"\n'
-                                        'timeout = 60\n')
-    proc = subprocess.run([sys.executable, "-m", "testbed", "job", str(tmp_path / "fail.toml"),
-                           "--out", str(tmp_path / "out")], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
-    line = " ".join(proc.stdout.split())
-    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
-    assert "job fail: rank 2 (p1s0h0-n0) exited 1" in line and "rank 2 gives up" in line, line
-    ranks = json.loads((tmp_path / "out" / "fail" / "job.json").read_text())["ranks"]
+        "sys.exit(1)", "sys.stdout.flush(); sys.stderr.flush(); os._exit(1)")
+    ranks = failing_job(tmp_path, script, text, fabric="single_tor = true\n", job='launcher = "mpi"\n')
     assert ranks[2]["status"] == "exit 1" and all(r["status"] != "ok" for r in ranks), ranks
-    assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
-    assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
-    def none_left(*how: str) -> bool:
-        return not subprocess.run(["pgrep", *how], capture_output=True, text=True).stdout.strip()
     for how in (["-f", script], ["-x", "orted"], ["-x", "mpirun"]):   # gone (a killed one's
         wait_for(f"no {how[-1]} left", lambda how=how: none_left(*how), 5)   # last instants aside)
