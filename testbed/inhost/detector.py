@@ -15,7 +15,9 @@ Taking a port out:
   rewritten with only the live ports (`ip route replace default table T src IP nexthop ...`);
 - bonding backend: the port leaves the bond (sysfs `bonding/slaves`) and is set up again so that
   it can go on probing; it rejoins the bond when it recovers.
-If every port of a NIC is silent, all are kept (there is nothing better to send on).
+A NIC's last live port is never taken out, however long it is silent: there is nothing better
+to send on, and a port already out for a real fault must not come back because the other went
+quiet for a moment (a starved CPU delays answers on every port at once).
 
 NICSPEC is JSON: {"ip", "mac", "table", "main": bool, "bond": name or null, "ports": [...]}.
 Each state change is one JSON line on the log (t is CLOCK_MONOTONIC, shared by all namespaces):
@@ -129,6 +131,10 @@ class Detector:
         for cmd in route_commands(nic, live):
             subprocess.run(cmd, check=False, capture_output=True)
 
+    def others_live(self, port: Port) -> bool:
+        """Does another port of `port`'s NIC carry traffic now?"""
+        return any(p.live for p in self.by_nic[port.nic["ip"]] if p is not port)
+
     def tick(self, now: float) -> None:
         if self.last_tick is not None:
             busy = now - self.last_tick - self.interval
@@ -141,7 +147,7 @@ class Detector:
         self.last_tick = now
         for p in self.ports:
             silence = now - p.last_reply
-            if p.live and silence > self.dead_after:
+            if p.live and silence > self.dead_after and self.others_live(p):
                 p.live, p.streak = False, 0
                 self.apply(p.nic, p)
                 self.emit(event="down", nic=p.nic["ip"], port=p.name, silence_ms=round(silence * 1000, 1))
@@ -159,6 +165,8 @@ class Detector:
         while self.running:
             now = time.monotonic()
             if now >= next_tick:
+                for p in self.ports:     # answers that came while we were not looking count
+                    p.drain(now)
                 self.tick(now)
                 next_tick += self.interval
                 if next_tick < now:            # we were starved: do not burst to catch up

@@ -1,5 +1,6 @@
 """The detector's judgement of ports, on a clock the test drives (no sockets, no root)."""
 import io
+import socket
 
 from testbed.inhost.detector import Detector
 
@@ -57,3 +58,39 @@ def test_time_the_detector_was_busy_is_no_ports_silence():
     run(det, t + 1.0, t + 1.3, {"h-n0p1"})                  # a real silence is still seen
     assert applied == [("h-n0p0", False)]
 
+
+
+def test_the_last_live_port_stays_in_and_a_dead_port_stays_out():
+    """Port 0 is out for a real fault; port 1 then goes quiet for a moment (a starved CPU delays
+    every answer): port 1 is the NIC's last live port and stays in, port 0 stays out."""
+    applied = []
+    det = detector(applied)
+    t = run(det, 0.0, 0.3, {"h-n0p0", "h-n0p1"})
+    t = run(det, t, t + 0.3, {"h-n0p1"})              # port 0 dies
+    assert applied == [("h-n0p0", False)]
+    t = run(det, t, t + 0.2, set())                    # nothing answers for 200 ms
+    run(det, t, t + 0.3, {"h-n0p1"})
+    assert applied == [("h-n0p0", False)]
+    assert [p.live for p in det.ports] == [False, True]
+
+
+def test_answers_waiting_in_the_socket_count_before_a_port_is_judged():
+    """The loop reads every port's queued answers before it judges silence: answers that came
+    while the detector itself was not running are no silence of the port."""
+    drained = []
+    quiet, other = socket.socketpair()    # what select() waits on: nothing ever arrives
+
+    class Queued(FakePort):
+        sock = quiet
+
+        def drain(self, now):
+            drained.append(now)
+            self.last_reply = now
+
+    det = Detector([NIC], INTERVAL, DEAD_AFTER, 5, io.StringIO(), make_port=Queued)
+    det.apply = lambda nic, port: None
+    ticks = []
+    det.tick = lambda now: (ticks.append(now), setattr(det, "running", len(ticks) < 3))
+    det.run()
+    quiet.close(), other.close()
+    assert len(drained) >= 2 * len(ticks) and all(p.live for p in det.ports)
