@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from testbed.core import progress
 from testbed.emulation.build import Emulation
+from testbed.measure import waitlog
 from testbed.measure.meters import iperf_intervals, longest_stall
 from testbed.scenario.base import Scenario
 from testbed.scenario.knobs import Knobs
@@ -143,11 +144,14 @@ class Workload:
         workload's clock, is kept as t_fault and t_repair. Returns the fault's Handle. The
         timeline starts once every client is started, not when the sampler did: starting the
         servers and clients takes a few seconds on a slow CPU (a VM under QEMU TCG), which must
-        not eat the warm-up."""
+        not eat the warm-up. The emulator's waiting over it is one run of the validity rule."""
         tl = self.timeline
         schedule = Schedule(end=tl.seconds)
         fault = schedule.fault(tl.fault_at, inject, None if by_itself else tl.fault)
-        with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"):
+        # the emulator's waiting over what the verdict reads is logged (testbed/measure/
+        # waitlog.py): the validity rule judges these runs as it judges timed traffic
+        with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"), \
+                waitlog.run():
             schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)
         self.t_fault, self.t_repair = fault.injected, fault.repaired
         return fault.handle
