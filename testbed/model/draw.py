@@ -54,7 +54,7 @@ def _host_groups(hosts: list[str], widest_switches: int) -> dict[str, str]:
         return {h: h for h in hosts}
     size = -(-len(hosts) // max(widest_switches, 8))
     chunks = [hosts[k:k + size] for k in range(0, len(hosts), size)]
-    return {h: f"{c[0]}\n+{len(c) - 1} more" for c in chunks for h in c}
+    return {h: f"{c[0]}\n+{len(c) - 1} more" if len(c) > 1 else c[0] for c in chunks for h in c}
 
 
 def _title(fab: Fabric, columns: int) -> str:
@@ -118,9 +118,11 @@ def _draw_rows(ax, fabric: Fabric, rows, pos, widest: int, colours: _Colours) ->
             ax.scatter(xs, [tier] * len(xs), marker="o", s=150 if widest <= 40 else 60,
                        c=fills, edgecolors="black", linewidths=0.8, zorder=3)
         stagger = not crowded and _labels_collide(ax, names, font, widest)
+        lines = max(n.count("\n") + 1 for n in names)     # a host box's name has two
         for k, (name, x) in enumerate(zip(names, xs)):
             below = tier == 0
-            lift = 9 + (font + 2) * (k % 2 if stagger else 0)   # every other name a line up: no overlap
+            # every other name moved by its own height: neighbours' names never overlap
+            lift = 9 + (font + 2) * lines * (k % 2 if stagger else 0)
             ax.annotate(name, (x, tier), xytext=(0, -lift if below else lift), textcoords="offset points",
                         ha="center", va="top" if below else "bottom", fontsize=font,
                         rotation=90 if crowded else 0, zorder=4)
@@ -137,7 +139,8 @@ def _labels_collide(ax, names: list[str], font: float, widest: int) -> bool:
     from matplotlib.textpath import TextPath
     fig = ax.figure
     room = fig.get_figwidth() * 72 * ax.get_position().width / (widest + 0.04 * widest + 0.4)
-    wide = [TextPath((0, 0), n, size=font).get_extents().width for n in names]
+    wide = [max(TextPath((0, 0), line, size=font).get_extents().width for line in n.splitlines())
+            for n in names]
     return any((a + b) / 2 > 0.8 * room for a, b in zip(wide, wide[1:]))
 
 
@@ -166,8 +169,8 @@ def _legend(ax, fabric: Fabric, groups: dict[int, str], any_shared: bool) -> Non
               frameon=False)
 
 
-def draw(fabric: Fabric, path) -> Path:
-    """Write a PNG picture of `fabric` to `path` and return the path.
+def figure(fabric: Fabric):
+    """The picture of `fabric` as a matplotlib Figure on an Agg canvas (what `draw` writes).
 
     Raises ParamError when the fabric has more than MAX_NODES hosts + switches.
     """
@@ -203,6 +206,15 @@ def draw(fabric: Fabric, path) -> Path:
     fig.text(0.07, 0.865, f"{len(fabric.hosts)} hosts, {len(fabric.nics())} NICs, "
              f"{len(fabric.switches)} switches, {len(fabric.links)} links",
              fontsize=8, color="#444444")
+    return fig
+
+
+def draw(fabric: Fabric, path) -> Path:
+    """Write a PNG picture of `fabric` to `path` and return the path.
+
+    Raises ParamError when the fabric has more than MAX_NODES hosts + switches.
+    """
+    fig = figure(fabric)
     path = Path(path)
     buffer = io.BytesIO()
     # the format follows the extension (the CLI allows png, svg, pdf); none: png

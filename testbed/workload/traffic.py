@@ -7,6 +7,7 @@ iperf3's own JSON, written to files in the run directory.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,11 +80,31 @@ class Client:
     out: Path             # its JSON, in the run directory
 
 
-def start_client(emu: Emulation, flow: Flow, seconds: float, **kw) -> Client:
-    """Start a client writing its JSON to a file of the run."""
+def start_client(emu: Emulation, flow: Flow, seconds: float, go: Path | None = None, **kw) -> Client:
+    """Start a client writing its JSON to a file of the run; with `go`, its iperf3 starts only
+    once that file exists (see start_together)."""
     out = emu.state.output("iperf3.json")
-    proc = emu.net[flow.src.host].spawn(client_command(flow, seconds, **kw), IPERF_MARKER, out=out)
+    command = client_command(flow, seconds, **kw)
+    if go is not None:    # `exec`: the process recorded is iperf3 itself once it starts
+        command = ["sh", "-c", f"until [ -e {shlex.quote(str(go))} ]; do sleep 0.01; done; exec {command}"]
+    proc = emu.net[flow.src.host].spawn(command, IPERF_MARKER, out=out)
     return Client(flow, proc, out)
+
+
+def start_together(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[Client]:
+    """Start every flow's client at one moment: each waits for one file, made once all are
+    spawned. Clients started one after another (each spawn takes a while on a busy machine)
+    would measure over windows that do not coincide: the first flow has the link to itself at
+    the start, the last at the end, and their rates, each right over its own window, would add
+    up beyond the link's rate."""
+    go = emu.state.output("start")
+    try:
+        clients = [start_client(emu, flow, seconds, go=go, **kw) for flow in flows]
+    except BaseException:
+        go.touch()       # those already spawned do not wait for ever (the teardown ends them)
+        raise
+    go.touch()
+    return clients
 
 
 def wait_client(emu: Emulation, client: Client, timeout: float) -> dict:
@@ -119,10 +140,12 @@ def received_mbps(result: dict, warm: float = 0.0) -> float:
 
 
 def run_flows(emu: Emulation, flows: list[Flow], seconds: float, **kw) -> list[dict]:
-    """Run `flows` concurrently for `seconds`; iperf3's JSON result for each."""
+    """Run `flows` concurrently for `seconds`, all started at one moment (start_together), so
+    that their windows coincide and the rates of flows sharing a link add up to at most its
+    rate; iperf3's JSON result for each."""
     for flow in flows:
         start_server(emu, flow.dst, flow.dport)
-    clients = [start_client(emu, flow, seconds, **kw) for flow in flows]
+    clients = start_together(emu, flows, seconds, **kw)
     return [wait_client(emu, client, seconds + 15) for client in clients]
 
 

@@ -64,6 +64,7 @@ def test_the_closing_line_says_why_and_that_nothing_was_refuted():
     line = attempts.closing([R("reproduced")] * 8 + [busy] * 5)
     assert line.startswith("8 reproduced, 5 invalid (5 because the machine was too busy")
     assert "5 retried" in line and "no claim was refuted" in line
+    assert attempts.exit_status([R("reproduced")] * 8 + [busy] * 5) == 3    # README: "3 | ... too busy"
     line = attempts.closing([R("reproduced"), R("not reproduced"), R("invalid", figures={"lost": "x"})])
     assert "lost a part" in line and line.endswith("1 not reproduced")
     assert attempts.closing([R("reproduced")] * 3) == "3 reproduced"

@@ -49,3 +49,41 @@ def test_limit_is_hosts_plus_switches(tmp_path):
     assert len(fabric.hosts) + len(fabric.switches) > MAX_NODES
     with pytest.raises(ParamError):
         draw(fabric, tmp_path / "x.png")
+
+
+def _texts(fabric):
+    """(text, bounding box in pixels) of every label drawn: names, row labels, legend, title."""
+    from matplotlib.text import Text
+
+    from testbed.model.draw import figure
+    fig = figure(fabric)
+    fig.canvas.draw()                     # the legend and the offsets are placed when drawn
+    renderer = fig.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("family, settings", [
+    *((f, {}) for f in sorted(FAMILIES)), ("hpn", "segment"), ("hpn", {"single_tor": True})])
+def test_no_two_labels_overlap(family, settings):
+    """Issue 40 item 7: the segment picture's names overlapped (its host boxes' two-line names,
+    staggered by one line only). Every label, measured as drawn, clear of every other."""
+    settings = dict(get(family).presets[settings]) if isinstance(settings, str) else settings
+    texts = _texts(make_fabric(family, settings))
+    clashes = [(a, b) for i, (a, box) in enumerate(texts) for b, other in texts[i + 1:]
+               if box.overlaps(other)]
+    assert not clashes
+
+
+def test_legend_rates_are_plain_numbers():
+    """The segment's legend said "3e+03G": rates are written out, with thousands separated."""
+    legend = [t for t, _ in _texts(make_fabric("hpn", dict(get("hpn").presets["segment"])))
+              if t.startswith("thicker")]
+    assert legend == ["thicker = faster: 200G, 3,000G"]
+    assert not any("e+" in t for t, _ in _texts(make_fabric("hpn")))
+
+
+def test_a_host_box_of_one_host_is_named_by_it():
+    """Grouped hosts: a last box holding one host is that host, not "+0 more"."""
+    names = [t for t, _ in _texts(make_fabric("hpn", dict(get("hpn").presets["segment"])))]
+    assert "p0s0h135" in names and not any("+0 more" in t for t in names)

@@ -75,7 +75,8 @@ class Iperf3(Traffic):
 
 
 class Flows(Run):
-    """An iperf3 item's flows: every server up front, every client at its `start`."""
+    """An iperf3 item's flows: every server up front, every client at its `start`, together
+    (traffic.start_together: their rates are over one window)."""
 
     def __init__(self, emu, t: Iperf3, n: int):
         self.emu, self.t, self.clients, self.flows = emu, t, [], []
@@ -90,9 +91,7 @@ class Flows(Run):
             traffic.start_server(self.emu, flow.dst, flow.dport)
 
     def begin(self) -> None:
-        t = self.t
-        for flow in self.flows:
-            self.clients.append(traffic.start_client(self.emu, flow, t.length, rate_mbit=t.rate_mbit))
+        self.clients = traffic.start_together(self.emu, self.flows, self.t.length, rate_mbit=self.t.rate_mbit)
 
     def wait(self) -> list[dict]:
         t = self.t
