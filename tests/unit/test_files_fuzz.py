@@ -281,6 +281,10 @@ def hostile_path_cases():
     def swappable_parent(tmp):
         (shared(tmp, 0o777) / "x").mkdir()
 
+    def nobodys_dir(tmp):           # another user's own directory (0755), and ours inside it
+        (tmp / "theirs" / "sub").mkdir(parents=True)
+        os.chown(tmp / "theirs", 65534, 65534)
+
     def experiment(tmp):
         (tmp / "e.toml").write_text(EXAMPLE)
         link_in_shared(0o777)(tmp)
@@ -291,6 +295,9 @@ def hostile_path_cases():
     yield "--out through a link in a 777 dir", [*out, "{tmp}/shared/lnk/new"], link_in_shared(0o777, "lnk")
     yield "--out through nobody's link", [*out, "{tmp}/shared/lnk/new"], nobodys_link
     yield "--out in a swappable dir", [*out, "{tmp}/shared/x/out"], swappable_parent
+    yield "--out under another user's dir", [*out, "{tmp}/theirs/sub/out"], nobodys_dir
+    yield "--png under another user's dir", ["topo", "show", "hpn", "--png", "{tmp}/theirs/sub/p.png"], \
+        nobodys_dir
     yield "--out a dangling link", [*out, "{tmp}/dangling"], lambda tmp: (tmp / "dangling").symlink_to(
         tmp / "nowhere")
     yield "--out a link to a dir", [*out, "{tmp}/lnk"], lambda tmp: shared(tmp, 0o755) and (
