@@ -33,6 +33,7 @@ from testbed.core.reading import (  # noqa: F401  (the readers and their caps, h
     KB,
     MB,
     RESULT_MAX,
+    RESULTS_DIRS_MAX,
     RESULTS_FILES_MAX,
     STATE_MAX,
     load_json,
