@@ -16,7 +16,7 @@ from os_ken.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_D
 from os_ken.lib import hub
 from os_ken.ofproto import ofproto_v1_5
 
-from controller import ofmsgs, runfiles
+from controller import heartbeat, ofmsgs, runfiles
 from controller.rulestate import RuleState
 from controller.switch import SwitchWriter
 
@@ -39,6 +39,7 @@ class FabricController(app_manager.OSKenApp):
         super().__init__(*args, **kwargs)
         self.spec = runfiles.read_spec()
         self.state = RuleState.from_spec(self.spec, self.logger)
+        self.state.working = self.working
         self.names = {sw.dpid: sw.name for sw in self.state.fabric.switches.values()}
         self.writers: dict[str, SwitchWriter] = {}   # connected switches by name
         self.settle_pending = False
@@ -51,8 +52,14 @@ class FabricController(app_manager.OSKenApp):
         """Send the rule state's messages; if rules are left stale, settle soon."""
         for msg in msgs:
             ofmsgs.send(self.writers[msg.switch], msg)
+            self.working()
         if not self.state.settled:
             self.settle_soon()
+
+    def working(self) -> None:
+        """Long work in a handler (a whole fabric's rules computed, or sent) makes progress: the
+        heartbeat must not take this loop for hung (controller/heartbeat.py)."""
+        heartbeat.working(self)
 
     # ---- connections ----
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)

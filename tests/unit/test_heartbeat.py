@@ -39,3 +39,30 @@ def test_a_stuck_app_gets_one_beat_at_a_time():
     for _ in range(5):
         beats.send()
     assert len(app.queue) == 1 and isinstance(app.queue[0], Beat)
+
+
+def test_a_handler_that_says_it_is_working_keeps_its_loop_alive_without_queueing_beats():
+    """Long work on purpose (a whole fabric's rules) says `working`: the app's answer is fresh
+    although its loop has not handled the Beat, and no second Beat is queued behind the first."""
+    now = [0.0]
+    app = App("ours")
+    beats = Beats([app], clock=lambda: now[0])
+    beats.send()
+    for t in (1.0, 2.0, 3.0):     # the handler runs on, saying it progresses
+        now[0] = t
+        beats.working("ours")
+        beats.send()
+    assert beats.oldest() == 3.0 and len(app.queue) == 1
+
+
+def test_the_rule_state_says_it_progresses_once_per_nic_computed():
+    from controller.rulestate import RuleState
+    from testbed.model import make_fabric, policies
+    fab = make_fabric("hpn", {})
+    state = RuleState(fab, policies.normalize(fab, {}))
+    said = []
+    state.working = lambda: said.append(1)
+    for nic in fab.nics():
+        state.learned[nic.ip] = type("Host", (), {"mac": nic.mac, "at": set(fab.attachments(nic))})()
+    state.compute(list(state.learned))
+    assert len(said) == len(fab.nics())

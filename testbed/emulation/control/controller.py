@@ -14,8 +14,9 @@ apps' event loops to a Beat event (controller/heartbeat.py) and `unresponsive` r
 controller that is stopped (SIGSTOP, state T) with a stale heartbeat is lost within about half a
 second, one whose heartbeat is older than FROZEN_AFTER_S (a handler that loops or blocks) is
 named as hung. A healthy loop answers a Beat between short handlers, however busy the run (a
-burst of packet-ins puts at most os-ken's queue of 128 events ahead of it): FROZEN_AFTER_S is
-many times what it takes on a loaded machine (bench/results/journal.md) and still names a hang
+burst of packet-ins puts at most os-ken's queue of 128 events ahead of it), and our handlers
+that work long on purpose say they progress (heartbeat.working): FROZEN_AFTER_S is well above
+what a healthy loop takes on a loaded machine (bench/results/journal.md) and still names a hang
 within 2 s (issue 39). Every file goes through testbed/core/files.py.
 """
 from __future__ import annotations
