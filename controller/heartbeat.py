@@ -50,11 +50,21 @@ class Beats:
         """A Beat to every app that answered the last (a stuck loop's queue is not filled)."""
         for app in self.apps:
             if app.name not in self.out:
-                self.out.add(app.name)
-                app._send_event(Beat(), None)
+                self.out.add(app.name)          # before: the loop may answer at once
+                if not offer(app, Beat()):
+                    self.out.discard(app.name)  # its queue is full: next time
 
     def oldest(self) -> float:
         return min(self.answered.values(), default=self.clock())
+
+
+def offer(app, ev) -> bool:
+    """Put `ev` in `app`'s event queue unless the queue is full (os-ken's own _send_event waits
+    for room: the beating thread must never wait on one app, or the file goes stale for all)."""
+    if not app._events_sem.acquire(blocking=False):
+        return False
+    app.events.put((ev, None))
+    return True
 
 
 _running: Beats | None = None      # this process's (start), for working()

@@ -1,21 +1,26 @@
 """The controller's heartbeat comes from its apps' event loops: one app stuck in a handler stops
 it, though the beating thread and every other app go on."""
+import threading
+
 from controller.heartbeat import Beat, Beats
 
 
 class App:
     def __init__(self, name):
         self.name, self.handlers, self.queue = name, {}, []
+        self._events_sem = threading.BoundedSemaphore(3)     # os-ken's: the queue's room
+        self.events = self                                    # os-ken's queue: put()
 
     def register_handler(self, ev_cls, handler):
         self.handlers.setdefault(ev_cls, []).append(handler)
 
-    def _send_event(self, ev, state):
-        self.queue.append(ev)
+    def put(self, item):
+        self.queue.append(item[0])
 
     def loop(self):           # the app's event loop handling what is queued
         while self.queue:
             ev = self.queue.pop(0)
+            self._events_sem.release()
             for handler in self.handlers.get(type(ev), []):
                 handler(ev)
 
@@ -66,3 +71,17 @@ def test_the_rule_state_says_it_progresses_once_per_nic_computed():
         state.learned[nic.ip] = type("Host", (), {"mac": nic.mac, "at": set(fab.attachments(nic))})()
     state.compute(list(state.learned))
     assert len(said) == len(fab.nics())
+
+
+def test_a_full_queue_is_skipped_not_waited_on():
+    """The beating thread never waits on an app whose queue is full (os-ken's _send_event
+    would): that app gets its Beat later, the others theirs now."""
+    full, other = App("full"), App("other")
+    for _ in range(3):
+        full._events_sem.acquire()
+    beats = Beats([full, other])
+    beats.send()
+    assert full.queue == [] and len(other.queue) == 1 and beats.out == {"other"}
+    full._events_sem.release()
+    beats.send()
+    assert len(full.queue) == 1 and beats.out == {"full", "other"}
