@@ -51,7 +51,9 @@ class FabricController(app_manager.OSKenApp):
     def send(self, msgs=()) -> None:
         """Send the rule state's messages; if rules are left stale, settle soon."""
         for msg in msgs:
-            ofmsgs.send(self.writers[msg.switch], msg)
+            writer = self.writers[msg.switch]
+            self.wait_for_room(writer.dp)
+            ofmsgs.send(writer, msg)
             self.working()
         if not self.state.settled:
             self.settle_soon()
@@ -60,6 +62,14 @@ class FabricController(app_manager.OSKenApp):
         """Long work in a handler (a whole fabric's rules computed, or sent) makes progress: the
         heartbeat must not take this loop for hung (controller/heartbeat.py)."""
         heartbeat.working(self)
+
+    def wait_for_room(self, dp) -> None:
+        """Open vSwitch takes our messages at its own pace (os-ken queues 16 a switch, then
+        send_msg waits): while the queue is full, wait here saying we are working, or a busy
+        switch taking a whole fabric's rules would pass for a hung loop."""
+        while dp.is_active and dp.send_q and dp.send_q.full():
+            self.working()
+            hub.sleep(0.01)
 
     # ---- connections ----
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
