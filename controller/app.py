@@ -16,7 +16,7 @@ from os_ken.controller.handler import CONFIG_DISPATCHER, DEAD_DISPATCHER, MAIN_D
 from os_ken.lib import hub
 from os_ken.ofproto import ofproto_v1_5
 
-from controller import ofmsgs, runfiles
+from controller import heartbeat, ofmsgs, runfiles
 from controller.rulestate import RuleState
 from controller.switch import SwitchWriter
 
@@ -39,6 +39,7 @@ class FabricController(app_manager.OSKenApp):
         super().__init__(*args, **kwargs)
         self.spec = runfiles.read_spec()
         self.state = RuleState.from_spec(self.spec, self.logger)
+        self.state.working = self.working
         self.names = {sw.dpid: sw.name for sw in self.state.fabric.switches.values()}
         self.writers: dict[str, SwitchWriter] = {}   # connected switches by name
         self.settle_pending = False
@@ -50,9 +51,25 @@ class FabricController(app_manager.OSKenApp):
     def send(self, msgs=()) -> None:
         """Send the rule state's messages; if rules are left stale, settle soon."""
         for msg in msgs:
-            ofmsgs.send(self.writers[msg.switch], msg)
+            writer = self.writers[msg.switch]
+            self.wait_for_room(writer.dp)
+            ofmsgs.send(writer, msg)
+            self.working()
         if not self.state.settled:
             self.settle_soon()
+
+    def working(self) -> None:
+        """Long work in a handler (a whole fabric's rules computed, or sent) makes progress: the
+        heartbeat must not take this loop for hung (controller/heartbeat.py)."""
+        heartbeat.working(self)
+
+    def wait_for_room(self, dp) -> None:
+        """Open vSwitch takes our messages at its own pace (os-ken queues 16 a switch, then
+        send_msg waits): while the queue is full, wait here saying we are working, or a busy
+        switch taking a whole fabric's rules would pass for a hung loop."""
+        while dp.is_active and dp.send_q and dp.send_q.full():
+            self.working()
+            hub.sleep(0.01)
 
     # ---- connections ----
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)

@@ -8,9 +8,16 @@ the OLDEST answer still standing, so one app whose loop is stuck in a handler st
 even though this thread, and every other app, goes on. A thread that stamped the clock on its
 own would keep beating while a handler hangs.
 
+A handler that does long work on purpose (ours: a whole fabric's rules after a ToR fails, a
+switch's tens of thousands of rules sent at its connection) says so now and then with
+`working(app)`: its loop counts as answering while it makes progress. A handler that loops or
+blocks never says it; an app of a user's may call it too (docs/extending.md).
+
 The file is opened once (O_NOFOLLOW, in the run's root-only directory) and overwritten in
 place with pwrite: a few bytes per beat, no path lookup, no rename.
 """
+from __future__ import annotations
+
 import os
 import threading
 import time
@@ -34,15 +41,39 @@ class Beats:
         self.answered[name] = self.clock()
         self.out.discard(name)
 
+    def working(self, name: str) -> None:
+        """`name`'s handler is making progress: as good as an answer (the Beat stays out, so no
+        more are queued behind it)."""
+        self.answered[name] = self.clock()
+
     def send(self) -> None:
         """A Beat to every app that answered the last (a stuck loop's queue is not filled)."""
         for app in self.apps:
             if app.name not in self.out:
-                self.out.add(app.name)
-                app._send_event(Beat(), None)
+                self.out.add(app.name)          # before: the loop may answer at once
+                if not offer(app, Beat()):
+                    self.out.discard(app.name)  # its queue is full: next time
 
     def oldest(self) -> float:
         return min(self.answered.values(), default=self.clock())
+
+
+def offer(app, ev) -> bool:
+    """Put `ev` in `app`'s event queue unless the queue is full (os-ken's own _send_event waits
+    for room: the beating thread must never wait on one app, or the file goes stale for all)."""
+    if not app._events_sem.acquire(blocking=False):
+        return False
+    app.events.put((ev, None))
+    return True
+
+
+_running: Beats | None = None      # this process's (start), for working()
+
+
+def working(app) -> None:
+    """Said by `app`'s handler now and then during long work: it is busy, not hung."""
+    if _running is not None:
+        _running.working(app.name)
 
 
 def start(path, interval: float, apps) -> threading.Thread | None:
@@ -50,8 +81,9 @@ def start(path, interval: float, apps) -> threading.Thread | None:
     answer (None: no heartbeat asked)."""
     if not path:
         return None
+    global _running
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    beats = Beats(apps)
+    beats = _running = Beats(apps)
 
     def beat():
         while True:

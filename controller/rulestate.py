@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -100,6 +101,7 @@ class RuleState:
     def __init__(self, fabric: Fabric, routing: policies.Routing, beside: bool = False,
                  log: logging.Logger = LOG):
         self.fabric, self.routing, self.beside, self.log = fabric, routing, beside, log
+        self.working: Callable[[], None] = lambda: None   # said per NIC computed (controller/heartbeat.py)
         policy, opts = routing.policy, routing.options
         self.samples = tuple(policy.samples(opts))
         self.tracker = policy.tracker(fabric, opts)
@@ -201,8 +203,10 @@ class RuleState:
     def compute(self, ips: list[str]) -> dict[str, dict[RuleKey, object]]:
         """The route and core rules of each NIC in `ips`, as the routing options say."""
         down = frozenset(self.down)
-        routes = [r for ip in ips
-                  for r in routes_to(self.fabric, ip, self.learned[ip].mac, self.learned[ip].at, down)]
+        routes = []
+        for ip in ips:      # the long part of a whole fabric's settle: each NIC says we progress
+            routes += routes_to(self.fabric, ip, self.learned[ip].mac, self.learned[ip].at, down)
+            self.working()
         core = self.routing.core_rules(self.fabric, routes)
         routes = self.routing.routes(self.fabric, routes, core)
         rules: dict[str, dict[RuleKey, object]] = {ip: {} for ip in ips}

@@ -4,6 +4,11 @@ Two paths and nothing else: `/` is the page (top.html: the fabric drawn in SVG, 
 coloured by its load, no script or style from anywhere else), `/view.json` the latest View
 (testbed/measure/liveview.py), which the page polls. The sampling runs in this thread; the server
 answers from its own threads with the last view taken. Ctrl-C (or the run ending) stops both.
+
+The server runs as root and every local user can reach 127.0.0.1, so: a request whose Host does
+not name the loopback (LOCAL_NAMES, any port, as through `ssh -L`) is refused (a web page
+elsewhere that got a name of its resolved to 127.0.0.1, DNS rebinding, reads nothing), and a
+connection that sends nothing is dropped after TIMEOUT_S instead of holding a thread for good.
 """
 from __future__ import annotations
 
@@ -15,6 +20,8 @@ from importlib import resources
 from testbed.core.errors import ParamError
 
 HOST = "127.0.0.1"
+LOCAL_NAMES = (HOST, "localhost", "[::1]")   # what a Host header may name (any port: a forward)
+TIMEOUT_S = 10          # a connection's idle limit (http.server's own default is none)
 
 
 class Latest:
@@ -36,9 +43,13 @@ class Latest:
 
 def handler(page: bytes, latest: Latest) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        timeout = TIMEOUT_S
+
         def do_GET(self):   # noqa: N802 (http.server's name)
             path = self.path.split("?", 1)[0]
-            if path == "/":
+            if self.headers.get("Host", "").rsplit(":", 1)[0] not in LOCAL_NAMES:
+                self.answer(421, "text/plain", b"wrong host\n")
+            elif path == "/":
                 self.answer(200, "text/html; charset=utf-8", page)
             elif path == "/view.json":
                 self.answer(200, "application/json", latest.get())

@@ -33,6 +33,7 @@ from testbed.core.reading import (  # noqa: F401  (the readers and their caps, h
     KB,
     MB,
     RESULT_MAX,
+    RESULTS_DIRS_MAX,
     RESULTS_FILES_MAX,
     STATE_MAX,
     load_json,
@@ -200,9 +201,22 @@ def make_dirs(path) -> Path:
 
 # ---- output paths a user names ----
 
+def trusted_owners() -> set[int]:
+    """Who may own what root reads or writes through (a plug-in and the directories above it,
+    the directories on the way to an output): root, us, and under sudo the user who ran it."""
+    owners = {0, os.geteuid()}
+    caller = os.environ.get("SUDO_UID", "")
+    if os.geteuid() == 0 and caller.isdigit():
+        owners.add(int(caller))
+    return owners
+
+
 def open_to_others(st: os.stat_result) -> bool:
-    """Could another user replace entries of this directory? Writable by all, or by a group
-    when it is not ours, without the sticky bit."""
+    """Could another user replace entries of this directory? One that belongs to someone not
+    trusted (trusted_owners: its owner may, sticky bit or not), or writable by all, or by a
+    group when it is not ours, without the sticky bit."""
+    if st.st_uid not in trusted_owners():
+        return True
     if st.st_mode & stat.S_ISVTX:
         return False
     return bool(st.st_mode & 0o002 or (st.st_mode & 0o020 and st.st_uid != os.geteuid()))
@@ -225,8 +239,11 @@ def walk(path) -> tuple[Path, list[str], str | None]:
         if part == "..":
             where = where.parent
             continue
-        if open_to_others(os.stat(where)):
-            return where, [], f"{shown(where)} is open to other users (who could swap {part!r} in it)"
+        st = os.stat(where)
+        if open_to_others(st):
+            whose = "is open to other users" if st.st_uid in trusted_owners() else \
+                f"belongs to another user (uid {st.st_uid})"
+            return where, [], f"{shown(where)} {whose}, who could swap {part!r} in it"
         try:
             st = os.lstat(where / part)
         except FileNotFoundError:

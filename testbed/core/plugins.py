@@ -30,6 +30,7 @@ import zlib
 from pathlib import Path
 from types import ModuleType
 
+from testbed.core import files
 from testbed.core.errors import ParamError, TestbedError
 
 PLUGIN_MAX = 1024 * 1024       # bytes in a plug-in file: far above any hand-written one
@@ -68,16 +69,6 @@ def fingerprint(path) -> str:
     return digest(path) or hashlib.sha256(read(path)[1]).hexdigest()
 
 
-def trusted_owners() -> set[int]:
-    """Who may own a plug-in and the directories above it: root, us, and under sudo the user
-    who ran it (their own file is theirs to run as root)."""
-    owners = {0, os.geteuid()}
-    caller = os.environ.get("SUDO_UID", "")
-    if os.geteuid() == 0 and caller.isdigit():
-        owners.add(int(caller))
-    return owners
-
-
 def _others_may_write(st: os.stat_result) -> bool:
     """Group or others may write it (a directory with the sticky bit: they may not swap ours)."""
     if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
@@ -88,7 +79,7 @@ def _others_may_write(st: os.stat_result) -> bool:
 def trust_problem(resolved: Path, st: os.stat_result) -> str | None:
     """Why the plug-in at `resolved` (symbolic links resolved; `st` its status) is not to be
     run, or None: its owner, its mode, and those of every directory above it (ssh's rule)."""
-    owners = trusted_owners()
+    owners = files.trusted_owners()     # under sudo, the caller's own file is theirs to run
     for where, status in [(resolved, st), *((d, None) for d in resolved.parents)]:
         try:
             status = status or os.stat(where)

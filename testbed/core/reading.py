@@ -20,6 +20,7 @@ ANSWERS_MAX = 256 * KB         # a lab's answers (TOML)
 RESULT_MAX = 64 * MB           # a result JSON (series of a segment run are a few MB)
 STATE_MAX = 16 * MB            # a run's state.json, spec.json, status.json; servers.json
 RESULTS_FILES_MAX = 10_000     # JSON files under one results directory
+RESULTS_DIRS_MAX = 10_000      # directories looked in under it (`--results /` would walk the disk)
 
 
 def shown(path) -> str:

@@ -21,7 +21,7 @@ def index(root: Path) -> dict[str, dict]:
     """source name -> the JSON it names (a result, or a saved output). Each file is read bounded
     (testbed/core/files.py): a FIFO, device, oversized or undecodable one is refused with one
     line that calls it unreadable (ParamError: a corrupt result is not a missing one), as is a
-    tree of more than RESULTS_FILES_MAX JSON files."""
+    tree of more than RESULTS_FILES_MAX JSON files or RESULTS_DIRS_MAX directories."""
     found: dict[str, dict] = {}
     for path in json_files(root):
         prefix = "/".join(path.relative_to(root).parent.parts)
@@ -40,8 +40,12 @@ def json_files(root: Path) -> list[Path]:
     """The *.json files under `root` (symlinked directories not followed, so no loop)."""
     if not root.is_dir():
         return []
-    found = []
+    found, looked = [], 0
     for top, dirs, names in os.walk(root, followlinks=False):
+        looked += 1
+        if looked > files.RESULTS_DIRS_MAX:
+            raise ParamError(f"results {files.shown(root)}: more than {files.RESULTS_DIRS_MAX:,} directories "
+                             "(name the directory your runs wrote)")
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         found += [Path(top, n) for n in sorted(names) if n.endswith(".json") and not n.startswith(".")]
         if len(found) > files.RESULTS_FILES_MAX:

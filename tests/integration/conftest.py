@@ -8,6 +8,8 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -33,6 +35,27 @@ def start_up(family: str, *args, **popen) -> subprocess.Popen:
             return proc
     proc.wait()
     raise AssertionError("up ended before it was up:\n" + "".join(lines))
+
+
+class Lines:
+    """A process's output lines as they come, each with when it came (time.monotonic, a reader
+    thread): what a test compares with when it did something to the run."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.seen: list[tuple[float, str]] = []
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc):
+        for line in proc.stdout:
+            self.seen.append((time.monotonic(), line))
+
+    def when(self, text: str) -> float | None:
+        return next((t for t, line in list(self.seen) if text in line), None)
+
+    def text(self) -> str:
+        self._thread.join(timeout=10)
+        return "".join(line for _, line in self.seen)
 
 
 def finish(proc: subprocess.Popen, timeout: float = 120) -> str:

@@ -14,7 +14,7 @@ import pytest
 
 from testbed.model import make_fabric
 
-from .conftest import TESTBED, finish, run_of, start_up, state_leftovers
+from .conftest import TESTBED, Lines, finish, run_of, start_up, state_leftovers
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,11 @@ class CrashingSwitch(LearningSwitch):
 '''
 
 
-HANGING = '''"""A learning switch whose SwitchFeatures handler never returns (a busy loop)."""
+HANGING = '''"""A learning switch whose SwitchFeatures handler never returns (a busy loop); it notes when
+it began (CLOCK_MONOTONIC, one clock for every process) in the file $HANG_STAMP."""
+import os
+import time
+
 from os_ken.controller import ofp_event
 from os_ken.controller.handler import CONFIG_DISPATCHER, set_ev_cls
 
@@ -52,8 +56,46 @@ from l2_switch import LearningSwitch
 class HangingSwitch(LearningSwitch):
     @set_ev_cls(ofp_event.EventOFPSwitchFeatures, CONFIG_DISPATCHER)
     def switch_features_handler(self, ev):
+        with open(os.environ["HANG_STAMP"], "w") as f:
+            f.write(repr(time.monotonic()))
         while True:
             pass
+'''
+
+BLOCKING = '''"""A learning switch that, once the file $HANG_TRIGGER exists, sends its own loop an event
+whose handler blocks for good (on a lock nobody releases), after noting when in $HANG_STAMP."""
+import os
+import threading
+import time
+
+from os_ken.controller import event
+from os_ken.controller.handler import set_ev_cls
+from os_ken.lib import hub
+
+from l2_switch import LearningSwitch
+
+
+class EventBlock(event.EventBase):
+    pass
+
+
+class BlockingSwitch(LearningSwitch):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.threads.append(hub.spawn(self.wait_for_trigger))
+
+    def wait_for_trigger(self):
+        while not os.path.exists(os.environ["HANG_TRIGGER"]):
+            time.sleep(0.05)
+        self.send_event(self.name, EventBlock())
+
+    @set_ev_cls(EventBlock)
+    def block(self, ev):
+        with open(os.environ["HANG_STAMP"], "w") as f:
+            f.write(repr(time.monotonic()))
+        lock = threading.Lock()
+        lock.acquire()
+        lock.acquire()
 '''
 
 
@@ -105,14 +147,36 @@ def test_the_example_app_beside_ours_passes_the_checks(tmp_path):
     assert re.search(r"counter: switch \w+ port \d+ \(leaf0-eth1\) up", text), text[-3000:]
 
 
-def test_a_users_app_whose_handler_loops_is_named_hung(tmp_path):
-    """Liveness comes from the apps' event loops: a handler that never returns stops the
-    heartbeat although the heartbeat's thread and os-ken's own apps go on."""
-    (tmp_path / "hanging.py").write_text(HANGING)
-    env = dict(os.environ, PYTHONPATH=str(EXAMPLES), HPN_KEEP_DIR=str(tmp_path / "kept"))
-    done = subprocess.run([*TESTBED, "up", *TREE, "--controller-app", str(tmp_path / "hanging.py"),
-                           "--check"], capture_output=True, text=True, timeout=300, env=env)
-    out = done.stdout + done.stderr
-    assert done.returncode == 1 and "the controller is hung" in out, out
+@pytest.mark.parametrize("how", ["busy loop at bring-up", "blocked handler mid-run"])
+def test_a_users_app_that_hangs_is_named_hung_and_torn_down(how, tmp_path):
+    """Liveness comes from the apps' event loops: a handler that never returns stops the heartbeat
+    although the heartbeat's thread and os-ken's own apps go on. A busy loop in the SwitchFeatures
+    handler (`up --check`: its checks never start) and a handler that blocks mid-run (`up`
+    waiting for Ctrl-C) are each named as hung, exit 1, nothing left. How long after the handler
+    stuck the testbed said so is printed (issue 39 asks within 2 s; not asserted: a timing)."""
+    app, args = {"busy loop at bring-up": (HANGING, ["--check"]),
+                 "blocked handler mid-run": (BLOCKING, [])}[how]
+    (tmp_path / "hanging.py").write_text(app)
+    stamp, trigger = tmp_path / "hung-at", tmp_path / "hang-now"
+    env = dict(os.environ, PYTHONPATH=str(EXAMPLES), HPN_KEEP_DIR=str(tmp_path / "kept"),
+               HANG_STAMP=str(stamp), HANG_TRIGGER=str(trigger))
+    argv = [*TREE, "--controller-app", str(tmp_path / "hanging.py"), *args]
+    proc = start_up(*argv, env=env) if not args else subprocess.Popen(
+        [*TESTBED, "up", *argv], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = Lines(proc)
+    state = run_of(proc.pid) if not args else None
+    trigger.write_text("")
+    try:
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    out = lines.text()
+    assert proc.returncode == 1 and "the controller is hung" in out, out
+    print(f"{how}: named hung {lines.when('the controller is hung') - float(stamp.read_text()):.2f} s "
+          "after the handler stuck")
     from testbed.emulation.run import runstate
     assert not list(runstate.runs()), "the run's state is left"
+    if state is not None:
+        assert not state_leftovers(state, make_fabric(TREE[0], {"topology": TREE[2].split("=", 1)[1]}))

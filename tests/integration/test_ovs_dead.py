@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 
 import pytest
@@ -19,7 +18,7 @@ from testbed.core.wait import wait_for
 from testbed.emulation.net import ovsdaemons, system
 from testbed.model import make_fabric
 
-from .conftest import TESTBED, run_of, state_leftovers
+from .conftest import TESTBED, Lines, run_of, state_leftovers
 
 pytestmark = pytest.mark.integration
 
@@ -52,26 +51,6 @@ def ovs_back(tmp_path):
     """Open vSwitch as it was after the test, however the test ends."""
     yield lambda: restore_ovs(tmp_path / "ovs-ctl.log")
     restore_ovs(tmp_path / "ovs-ctl.log")
-
-
-class Lines:
-    """A process's output lines as they come, each with when it came (a reader thread)."""
-
-    def __init__(self, proc):
-        self.seen: list[tuple[float, str]] = []
-        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
-        self._thread.start()
-
-    def _read(self, proc):
-        for line in proc.stdout:
-            self.seen.append((time.monotonic(), line))
-
-    def when(self, text: str) -> float | None:
-        return next((t for t, line in list(self.seen) if text in line), None)
-
-    def text(self) -> str:
-        self._thread.join(timeout=10)
-        return "".join(line for _, line in self.seen)
 
 
 def traffic_flows(pid: int):

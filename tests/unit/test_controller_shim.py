@@ -25,6 +25,7 @@ def mac(ip):
 
 class FakeDatapath:
     ofproto, ofproto_parser = ofproto_v1_5, ofproto_v1_5_parser
+    is_active, send_q = True, None      # os-ken's: no queue of its own to wait for room in
 
     def __init__(self, dpid):
         self.id, self.sent, self.closed = dpid, [], False

@@ -7,7 +7,9 @@ Each case runs in-process through testbed.cli.main with the tripwires of test_cl
 and under a timer (a case that blocks, on a FIFO say, fails as a hang after HANG_S). Each must
 exit 2 with one line on stderr, print nothing on stdout, and change nothing in its temporary
 directory (which holds the run root, the lock, the servers state and the outputs). A sample also
-runs as a real process, whose peak memory is recorded (issue 24: refused under 200 MB).
+runs as a real process, whose peak memory is recorded (issue 24: refused under 200 MB). The bad
+run states also go through `ps` and `capture` (issue 39: `ps` says the state is unreadable,
+exit 1, never a traceback).
 """
 from __future__ import annotations
 
@@ -279,6 +281,10 @@ def hostile_path_cases():
     def swappable_parent(tmp):
         (shared(tmp, 0o777) / "x").mkdir()
 
+    def nobodys_dir(tmp):           # another user's own directory (0755), and ours inside it
+        (tmp / "theirs" / "sub").mkdir(parents=True)
+        os.chown(tmp / "theirs", 65534, 65534)
+
     def experiment(tmp):
         (tmp / "e.toml").write_text(EXAMPLE)
         link_in_shared(0o777)(tmp)
@@ -289,6 +295,9 @@ def hostile_path_cases():
     yield "--out through a link in a 777 dir", [*out, "{tmp}/shared/lnk/new"], link_in_shared(0o777, "lnk")
     yield "--out through nobody's link", [*out, "{tmp}/shared/lnk/new"], nobodys_link
     yield "--out in a swappable dir", [*out, "{tmp}/shared/x/out"], swappable_parent
+    yield "--out under another user's dir", [*out, "{tmp}/theirs/sub/out"], nobodys_dir
+    yield "--png under another user's dir", ["topo", "show", "hpn", "--png", "{tmp}/theirs/sub/p.png"], \
+        nobodys_dir
     yield "--out a dangling link", [*out, "{tmp}/dangling"], lambda tmp: (tmp / "dangling").symlink_to(
         tmp / "nowhere")
     yield "--out a link to a dir", [*out, "{tmp}/lnk"], lambda tmp: shared(tmp, 0o755) and (
@@ -493,3 +502,33 @@ def test_sample_as_a_real_process_is_refused_fast_and_small(label, setup, tmp_pa
     assert int(peak_kb) < 200 * 1024, f"{label}: {int(peak_kb) // 1024} MB"
     print(f"{label}: refused in {seconds} s, peak {int(peak_kb) // 1024} MB")
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+STATE_CASES = [(label, setup) for surface, label, setup in CASES if surface == "run state"]
+
+
+@pytest.mark.parametrize("argv", [["ps"], ["ps", "--json"], ["capture", "p0s0h0-n0p0", "-c", "1"]],
+                         ids=" ".join)
+@pytest.mark.parametrize("label,setup", STATE_CASES, ids=[label[:60] for label, _ in STATE_CASES])
+def test_ps_and_capture_read_a_bad_state_without_a_traceback(label, setup, argv, guarded, capsys):
+    """The same bad run states through `ps` and `capture` (issue 39, item 7): `ps` lists the run
+    and says its state cannot be read (exit 1) or shows it (exit 0), `capture` refuses in one
+    line (exit 2; 1 for a run still coming up, which has no host to capture on yet); no
+    traceback, no hang, nothing changed."""
+    setup(guarded)
+    before = snapshot(guarded)
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.setitimer(signal.ITIMER_REAL, HANG_S)
+    try:
+        status = main(argv)
+    except SystemExit as e:
+        status = e.code
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and snapshot(guarded) == before
+    if argv[0] == "ps":
+        assert status in (0, 1) and err == "" and "fake" in out, (status, out[-300:], err[-300:])
+    else:
+        assert status in (1, 2) and len(err.splitlines()) == 1 and out == "", (status, out[-300:], err[-300:])

@@ -1,21 +1,26 @@
 """The controller's heartbeat comes from its apps' event loops: one app stuck in a handler stops
 it, though the beating thread and every other app go on."""
+import threading
+
 from controller.heartbeat import Beat, Beats
 
 
 class App:
     def __init__(self, name):
         self.name, self.handlers, self.queue = name, {}, []
+        self._events_sem = threading.BoundedSemaphore(3)     # os-ken's: the queue's room
+        self.events = self                                    # os-ken's queue: put()
 
     def register_handler(self, ev_cls, handler):
         self.handlers.setdefault(ev_cls, []).append(handler)
 
-    def _send_event(self, ev, state):
-        self.queue.append(ev)
+    def put(self, item):
+        self.queue.append(item[0])
 
     def loop(self):           # the app's event loop handling what is queued
         while self.queue:
             ev = self.queue.pop(0)
+            self._events_sem.release()
             for handler in self.handlers.get(type(ev), []):
                 handler(ev)
 
@@ -39,3 +44,44 @@ def test_a_stuck_app_gets_one_beat_at_a_time():
     for _ in range(5):
         beats.send()
     assert len(app.queue) == 1 and isinstance(app.queue[0], Beat)
+
+
+def test_a_handler_that_says_it_is_working_keeps_its_loop_alive_without_queueing_beats():
+    """Long work on purpose (a whole fabric's rules) says `working`: the app's answer is fresh
+    although its loop has not handled the Beat, and no second Beat is queued behind the first."""
+    now = [0.0]
+    app = App("ours")
+    beats = Beats([app], clock=lambda: now[0])
+    beats.send()
+    for t in (1.0, 2.0, 3.0):     # the handler runs on, saying it progresses
+        now[0] = t
+        beats.working("ours")
+        beats.send()
+    assert beats.oldest() == 3.0 and len(app.queue) == 1
+
+
+def test_the_rule_state_says_it_progresses_once_per_nic_computed():
+    from controller.rulestate import RuleState
+    from testbed.model import make_fabric, policies
+    fab = make_fabric("hpn", {})
+    state = RuleState(fab, policies.normalize(fab, {}))
+    said = []
+    state.working = lambda: said.append(1)
+    for nic in fab.nics():
+        state.learned[nic.ip] = type("Host", (), {"mac": nic.mac, "at": set(fab.attachments(nic))})()
+    state.compute(list(state.learned))
+    assert len(said) == len(fab.nics())
+
+
+def test_a_full_queue_is_skipped_not_waited_on():
+    """The beating thread never waits on an app whose queue is full (os-ken's _send_event
+    would): that app gets its Beat later, the others theirs now."""
+    full, other = App("full"), App("other")
+    for _ in range(3):
+        full._events_sem.acquire()
+    beats = Beats([full, other])
+    beats.send()
+    assert full.queue == [] and len(other.queue) == 1 and beats.out == {"other"}
+    full._events_sem.release()
+    beats.send()
+    assert len(full.queue) == 1 and beats.out == {"full", "other"}

@@ -93,3 +93,20 @@ def test_last_line_skips_blank_lines(tmp_path):
     assert last_line(log) == "ValueError: bad"
     log.write_text("")
     assert last_line(log) == ""
+
+
+@pytest.mark.parametrize("how, says", [("world-writable", "may be written by other users"),
+                                       ("another user's", "belongs to another user"),
+                                       ("in a 777 directory", "its directory")])
+def test_a_job_file_others_could_write_is_refused_as_a_plug_in_is(tmp_path, how, says):
+    """Its commands run as root in the hosts (issue 39's rule for plug-ins, ssh's for keys)."""
+    import os
+    path = Path(write(tmp_path, GOOD))
+    if how == "world-writable":
+        path.chmod(0o666)
+    elif how == "another user's":
+        os.chown(path, 65534, 65534)        # the unit tests run as root, as test_plugins' do
+    else:
+        tmp_path.chmod(0o777)
+    with pytest.raises(ParamError, match=f"job file .*{says}.*run as root"):
+        jobfile.load(str(path))

@@ -389,3 +389,18 @@ def test_the_hint_names_the_knobs_a_run_was_made_with(tmp_path, capsys):
     text = " ".join(out.split())
     assert status == 1 and "your run eager/one-way-fault used interval=0.015, dead_after=0.06, the " \
         "question is about interval=0.002, dead_after=0.006" in text, text
+
+
+def test_a_results_tree_too_wide_to_walk_is_one_line(tmp_path, monkeypatch):
+    """`--results /` (a careless user) must not walk the whole disk: past RESULTS_DIRS_MAX
+    directories the check stops with one line."""
+    from testbed.core import files
+    from testbed.core.errors import ParamError
+    from testbed.labs import results
+    monkeypatch.setattr(files, "RESULTS_DIRS_MAX", 5)
+    for k in range(6):
+        (tmp_path / f"d{k}").mkdir()
+    with pytest.raises(ParamError, match="more than 5 directories"):
+        results.json_files(tmp_path)
+    monkeypatch.setattr(files, "RESULTS_DIRS_MAX", 7)
+    assert results.json_files(tmp_path) == []

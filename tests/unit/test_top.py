@@ -85,6 +85,29 @@ def test_the_page_and_the_view_are_served_and_nothing_else():
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(base + "/../etc/passwd")
         assert e.value.code == 404
+        for host in ("evil.example:%d", "127.0.0.1.evil.example:%d", ""):      # DNS rebinding
+            request = urllib.request.Request(base + "/view.json", headers={"Host": host.replace(
+                "%d", str(server.server_port))})
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(request)
+            assert e.value.code == 421, host
+        for host in ("localhost:%d", "localhost:9000"):          # and through a forwarded port
+            assert urllib.request.urlopen(urllib.request.Request(base + "/", headers={
+                "Host": host.replace("%d", str(server.server_port))})).status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_idle_connection_is_dropped(monkeypatch):
+    """A connection that sends nothing does not hold one of the server's threads for good."""
+    import socket
+    monkeypatch.setattr(topweb, "TIMEOUT_S", 0.2)
+    server = topweb.bind(0, b"", topweb.Latest())
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.server_port), timeout=30) as idle:
+            assert idle.recv(1) == b""       # closed by the server, not by our own timeout
     finally:
         server.shutdown()
         server.server_close()
