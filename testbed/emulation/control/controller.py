@@ -42,7 +42,7 @@ PROJECT = Path(__file__).resolve().parents[3]
 MARKER = "controller.launcher"
 HEARTBEAT_S = 0.1          # how often the controller stamps its heartbeat (controller/launcher.py)
 STOPPED_AFTER_S = 0.4      # a stale heartbeat of a stopped process (state T): lost
-FROZEN_AFTER_S = 1.0       # a stale heartbeat of a running one: hung (see above)
+FROZEN_AFTER_S = 1.5       # a stale heartbeat of a running one: hung (see above)
 
 
 class ControllerProcess:
