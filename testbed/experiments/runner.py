@@ -73,6 +73,10 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         spec, fab = self.spec, self.spec.fabric
         watched = [check.watched(fab, item) for item in spec.throughput]
         intfs = sorted({i for w in watched for i in w.intfs})
+        if any(job.launcher == "mpi" for job in spec.jobs):
+            from testbed.workload.mpijob import available
+            if available():                  # Open MPI missing: said before anything is built
+                raise ParamError(f"{spec.path}: {available()}")
         options = Options(routing=spec.routing, detector=spec.detector)
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
             load, probes = Load(emu, spec, getattr(self, "jobs_out", None)), Probes(emu, spec)
@@ -217,7 +221,8 @@ def plot_rows(ax, rows: list[tuple[str, dict]]) -> None:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("size (bytes)")
     ax.set_ylabel("busbw (Mbit/s)")
-    ax.set_ylim(bottom=0)
+    top = max(max(r["busbw_mbit"], r["bound_mbit"] or 0.0) for _, r in rows)
+    ax.set_ylim(0, top * 1.15 or 1.0)
     ax.legend(fontsize="small")
 
 
