@@ -123,6 +123,6 @@ def test_job_prints_each_row_beside_its_bound(capsys):
     print_rows([{"kind": "allreduce", "size": 65536, "time_us": 650886.4, "algbw_mbit": 0.805,
                  "busbw_mbit": 1.208, "bound_mbit": 1.333, "of_bound": 0.906}])
     out = capsys.readouterr().out
-    assert "allreduce" in out and "1.208" in out and "1.333" in out and "91%" in out
+    assert "1.208" in out and "1.333" in out and "91%" in out
     print_rows([])
     assert capsys.readouterr().out == ""
