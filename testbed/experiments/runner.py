@@ -210,14 +210,15 @@ def plot_rows(ax, rows: list[tuple[str, dict]]) -> None:
     lines: dict[tuple[str, str], list[dict]] = {}
     for job, row in rows:
         lines.setdefault((job, row["kind"]), []).append(row)
+    one_job = len({job for job, _ in lines}) == 1
     for k, ((job, kind), points) in enumerate(lines.items()):
         colour = plots.COLOURS[k % len(plots.COLOURS)]
         sizes = [p["size"] for p in points]
-        ax.plot(sizes, [p["busbw_mbit"] for p in points], marker="o", color=colour,
-                label=f"{job}: {kind}")
+        name = kind if one_job else f"{job}: {kind}"
+        ax.plot(sizes, [p["busbw_mbit"] for p in points], marker="o", color=colour, label=name)
         if points[0]["bound_mbit"] is not None:
             ax.plot(sizes, [p["bound_mbit"] for p in points], linestyle="--", color=colour,
-                    label=f"{kind}: model bound")
+                    label=f"{name}: model bound")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("size (bytes)")
     ax.set_ylabel("busbw (Mbit/s)")
