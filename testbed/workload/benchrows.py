@@ -8,12 +8,14 @@ A row is one line a rank prints (examples/jobs/allreduce_torch.py and allreduce_
 KIND one of KINDS, SIZE bytes per rank, algbw = SIZE / time and busbw = algbw x nccl-tests'
 factor (testbed.workload.collectives.busbw_factor), both in Mbit/s (the emulated rates are).
 
-The bound: every flow of the collective at once in the fluid model (max-min fair), each flow
-held by its sending NIC's line, its receiving NIC's line and the slowest link on its shortest
-paths (a TCP connection takes one path; the bound assumes the connections' hashes do not
-collide). A ring (all-reduce, all-gather, reduce-scatter, sendrecv: rank r to r+1) moves at its
-slowest hop, and busbw is that hop's rate; in an all-to-all each rank sends to every other at
-once, and busbw is (n-1) times its slowest flow.
+The bound: the flows that run at once in the fluid model (max-min fair), each held by its
+sending NIC's line, its receiving NIC's line and the slowest link on its shortest paths (a TCP
+connection takes one path; the bound assumes the connections' hashes do not collide). A ring
+(all-reduce, all-gather, reduce-scatter, sendrecv: rank r to r+1) moves at its slowest hop, and
+busbw is that hop's rate. An all-to-all is modelled as gloo and Open MPI run it, a pairwise
+exchange: n-1 steps, in step k rank r sends its 1/n to rank r+k, each step as slow as its
+slowest flow (a library that sends to every peer at once, as NCCL's grouped sends do, could
+pass it).
 """
 from __future__ import annotations
 
@@ -49,20 +51,16 @@ def rows(text: str) -> list[Row]:
     return out
 
 
-def flows(kind: str, n: int) -> list[tuple[int, int]]:
-    """(sender, receiver) ranks of the flows that run at once."""
+def steps(kind: str, n: int) -> list[list[tuple[int, int]]]:
+    """(sender, receiver) ranks of the flows that run at once, step by step: a ring's one step
+    (rank r to r+1); an all-to-all's n-1 (step k: rank r to r+k, the pairwise exchange)."""
     if kind == "alltoall":
-        return [(a, b) for a in range(n) for b in range(n) if a != b]
-    return [(r, (r + 1) % n) for r in range(n)]
+        return [[(r, (r + k) % n) for r in range(n)] for k in range(1, n)]
+    return [[(r, (r + 1) % n) for r in range(n)]]
 
 
-def bound_mbit(fab, kind: str, nics: list) -> float | None:
-    """The most busbw a `kind` collective over ranks on `nics` (rank order) can show, Mbit/s;
-    None for fewer than two ranks or two ranks on one NIC (no fabric flow to bound)."""
-    n = len(nics)
-    pairs = [(nics[a], nics[b]) for a, b in flows(kind, n)]
-    if n < 2 or any(src.name == dst.name for src, dst in pairs):
-        return None
+def slowest_mbit(fab, pairs: list) -> float:
+    """The slowest of `pairs`' (src NIC, dst NIC) flows, all at once, in the fluid model."""
     capacity, paths = {}, []
     for i, (src, dst) in enumerate(pairs):
         capacity[("send", src.name)] = fab.line_mbit(src)
@@ -70,8 +68,19 @@ def bound_mbit(fab, kind: str, nics: list) -> float | None:
         capacity[("path", i)] = (min(fab.link_mbit(l) for l in shortest_path_links(fab, src, dst))
                                  if src.host != dst.host else fab.line_mbit(src))
         paths.append([("send", src.name), ("path", i), ("recv", dst.name)])
-    slowest = min(fluid.max_min(capacity, paths))
-    return round(slowest * (n - 1 if kind == "alltoall" else 1), 3)
+    return min(fluid.max_min(capacity, paths))
+
+
+def bound_mbit(fab, kind: str, nics: list) -> float | None:
+    """The most busbw a `kind` collective over ranks on `nics` (rank order) can show, Mbit/s;
+    None for fewer than two ranks or two ranks on one NIC (no fabric flow to bound)."""
+    n = len(nics)
+    if n < 2 or len({nic.name for nic in nics}) < n:
+        return None
+    rates = [slowest_mbit(fab, [(nics[a], nics[b]) for a, b in step]) for step in steps(kind, n)]
+    # every step moves the same bytes per rank: busbw = (n-1)/n * size / T over n-1 steps of
+    # size/n each is (n-1) / sum(1/rate); a ring's one step gives its rate
+    return round(len(rates) / sum(1 / r for r in rates), 3)
 
 
 def nics_of(fab, ranks) -> list:

@@ -91,12 +91,13 @@ def test_rows_are_read_from_a_ranks_output():
 
 
 def test_the_bound_is_the_slowest_link_the_ring_crosses():
+    """Across the pods every step crosses the 15:1 core; within a pod, the NICs' links."""
     fab = make_fabric("hpn", {})
     core = min(fab.link_mbit(link) for link in fab.switch_links())
     across = benchrows.nics_of(fab, place(Job("x", rails=(0,)), fab))
     assert benchrows.bound_mbit(fab, "allreduce", across) == pytest.approx(core, abs=1e-3)
     assert benchrows.bound_mbit(fab, "sendrecv", across) == pytest.approx(core, abs=1e-3)
-    assert benchrows.bound_mbit(fab, "alltoall", across) == pytest.approx(3 * core, abs=1e-3)
+    assert benchrows.bound_mbit(fab, "alltoall", across) == pytest.approx(core, abs=1e-3)   # pairwise
     pod = benchrows.nics_of(fab, place(Job("x", rails=(0,), hosts=("p0s0h0", "p0s0h1")), fab))
     line = min(fab.link_mbit(link) for link in fab.host_links())
     assert benchrows.bound_mbit(fab, "allreduce", pod) == pytest.approx(line, abs=1e-3)
