@@ -28,7 +28,7 @@ def run(path: Path, out: Path) -> list[dict]:
                            "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{path}: hpn-testbed run exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
-    (result,) = json.loads(proc.stdout)
+    (result,) = json.loads(proc.stdout)["result"]     # the envelope: {"ok": ..., "result": [...]}
     return [t for t in result["figures"]["traffic"] if "job" in t]
 
 
