@@ -42,14 +42,14 @@ def main() -> None:
         for path in args.files:
             jobs = run(path, args.out or Path(tmp))
             print(f"{path}:")
-            print(f"  {'job':<12} {'collective':<14} {'size (B)':>10} {'busbw (Mbit/s)':>15} "
+            print(f"  {'job':<14} {'collective':<14} {'size (B)':>10} {'busbw (Mbit/s)':>15} "
                   f"{'bound (Mbit/s)':>15} {'ratio':>6}")
             for job in jobs:
                 if not job["ok"]:
                     print(f"  {job['line']}")
                 for r in job["rows"]:
                     ratio = f"{r['of_bound']:.2f}" if r["of_bound"] is not None else "-"
-                    print(f"  {job['job']:<12} {r['kind']:<14} {r['size']:>10} {r['busbw_mbit']:>15.3f} "
+                    print(f"  {job['job']:<14} {r['kind']:<14} {r['size']:>10} {r['busbw_mbit']:>15.3f} "
                           f"{r['bound_mbit'] or 0:>15.3f} {ratio:>6}")
             largest = [max((r for r in job["rows"] if r["kind"] == "allreduce" and r["of_bound"]),
                            key=lambda r: r["size"], default=None) for job in jobs]
