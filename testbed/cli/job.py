@@ -61,6 +61,7 @@ def _run(spec, args) -> int:
     from testbed.core import progress
     from testbed.emulation.build import Options
     from testbed.emulation.factory import make_emulation
+    from testbed.experiments.traffic.load import job_figures
     from testbed.workload.jobrun import run_job
     results = []
     with make_emulation(spec.fabric, Options()) as emu:
@@ -70,6 +71,19 @@ def _run(spec, args) -> int:
             if not args.json:
                 colour = "green" if results[-1].ok else "red"
                 console().print(f"[{colour}]{escape(results[-1].line())}[/{colour}]")
+                print_rows(job_figures(spec.fabric, job.name, results[-1])["rows"])
     if args.json:
         print_json({"file": args.file, "jobs": [r.as_dict() for r in results]})
     return 0 if all(r.ok for r in results) else 1
+
+
+def print_rows(rows: list[dict]) -> None:
+    """The benchmark rows rank 0 printed, each beside the fluid model's bound for the placement
+    (testbed/workload/benchrows.py); nothing when it printed none."""
+    if rows:
+        console().print(table(None, ["collective", "size (B)", "time (us)", "algbw (Mbit/s)",
+                                     "busbw (Mbit/s)", "bound (Mbit/s)", "of bound"],
+                              [(r["kind"], r["size"], f"{r['time_us']:.0f}", f"{r['algbw_mbit']:g}",
+                                f"{r['busbw_mbit']:g}", f"{r['bound_mbit']:g}" if r["bound_mbit"] else "-",
+                                f"{r['of_bound']:.0%}" if r["of_bound"] is not None else "-")
+                               for r in rows]))

@@ -220,8 +220,8 @@ def check_files(args) -> int:
         if not f["valid"]:
             print(f"hpn-testbed: {f['error']}", file=sys.stderr)
         elif not args.json:
-            print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['faults']} fault, "
-                  f"{f['expects']} expect)")
+            print(f"{f['file']}: valid ({f['family']}, {f['traffic']} traffic, {f['jobs']} job, "
+                  f"{f['faults']} fault, {f['expects']} expect)")
     return 0 if all(f["valid"] for f in found) else 2
 
 
@@ -233,7 +233,7 @@ def check_file(name: str, settings: dict, args) -> dict:
     except ParamError as e:
         return {"file": name, "valid": False, "error": str(e)}
     return {"file": str(spec.path), "valid": True, "family": spec.family, "traffic": len(spec.traffic),
-            "faults": len(spec.faults), "expects": len(spec.expects)}
+            "jobs": len(spec.jobs), "faults": len(spec.faults), "expects": len(spec.expects)}
 
 
 def run_all(runs, args) -> int:

@@ -9,7 +9,18 @@ from testbed.core import files
 from testbed.core.errors import ParamError
 from testbed.experiments import expect, limits
 from testbed.experiments import traffic as traffic_kinds
-from testbed.experiments.spec import MEASURE_KEYS, ROUTING_KEYS, SECONDS, TOP_KEYS, Fault, Reader, Spec, parse
+from testbed.experiments.jobtables import read_jobs
+from testbed.experiments.spec import (
+    MEASURE_KEYS,
+    ROUTING_KEYS,
+    SECONDS,
+    TOP_KEYS,
+    Fault,
+    Reader,
+    Spec,
+    parse,
+    tables,
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,10 @@ def load(path: str) -> Spec:
     fab, family, settings = read_fabric(reader("fabric", 1, top.get("fabric", dict, required=True), None))
     table = top.get("routing", dict, {})
     routing, detector = read_routing(reader("routing", 1, table, ROUTING_KEYS + policy_keys(table)), fab)
-    entries = tables(top, "traffic", required=True)
+    jobs = read_jobs(top, fab)
+    entries = tables(top, "traffic")
+    if not entries and not jobs:
+        top.fail(None, "at least one [[traffic]] or [[job]] is required")
     if len(entries) > MAX_TRAFFIC:     # each takes 20 server ports from 5201: they must stay ports
         top.fail("traffic", f"{len(entries)} [[traffic]] entries: at most {MAX_TRAFFIC}")
     traffic = tuple(read_traffic(reader("traffic", i, t, None), fab) for i, t in enumerate(entries, 1))
@@ -47,7 +61,7 @@ def load(path: str) -> Spec:
     name = top.get("name", str, Path(path).stem)
     if files.name_problem(name):     # it names NAME.json and NAME.png under --out
         top.fail("name", f"{name!r} {files.name_problem(name)}; it names the report files")
-    throughput = measure.names("throughput", default_watch(traffic))
+    throughput = measure.names("throughput", default_watch(traffic, jobs, fab))
     parts = {"fabric": fab, "throughput": throughput, "traffic": traffic, "faults": faults}
     expects = tuple(expect.read(reader("expect", i, e, expect.EXPECT_KEYS), parts)
                     for i, e in enumerate(tables(top, "expect"), 1))
@@ -57,7 +71,7 @@ def load(path: str) -> Spec:
                 queues=measure.names("queues"), rtt=rtt, gaps=gaps, expects=expects,
                 warm=measure.get("warm", float, 1.5, bounds=(0.0, 600.0)),
                 settle=measure.get("settle", float, 0.5, bounds=(0.0, 60.0)),
-                interval=measure.get("interval", float, 0.1, bounds=(0.02, 5.0)), fabric=fab)
+                interval=measure.get("interval", float, 0.1, bounds=(0.02, 5.0)), jobs=jobs, fabric=fab)
     for item in spec.throughput:
         watched(fab, item, measure, "throughput")
     for port in spec.queues:
@@ -79,15 +93,6 @@ def probes(fab, measure: Reader, key: str, expects) -> tuple[tuple[str, str], ..
         if nics[src].host == nics[dst].host:
             measure.fail(key, f"{src} -> {dst}: a probe crosses the fabric: two NICs of different hosts")
     return tuple(dict.fromkeys([*listed, *(e.pair for e in expects if e.measure == key)]))
-
-
-def tables(top: Reader, key: str, required: bool = False) -> list:
-    value = top.get(key, list, [])
-    if not value and required:
-        top.fail(None, f"at least one [[{key}]] is required")
-    if not all(isinstance(v, dict) for v in value):
-        top.fail(key, f"expected [[{key}]] tables")
-    return value
 
 
 def key_in(message: str, keys) -> str | None:
@@ -225,9 +230,12 @@ def watched(fab, item: str, r: Reader | None = None, key: str = "throughput") ->
     return Watched(item, "link", (link.b_intf,), (f"{link.a}->{link.b}", f"{link.b}->{link.a}"))
 
 
-def default_watch(items) -> tuple[str, ...]:
-    """With no [measure] throughput: what the traffic items watch by themselves (iperf3's senders)."""
-    return tuple(dict.fromkeys(w for t in items for w in t.watched()))
+def default_watch(items, jobs=(), fab=None) -> tuple[str, ...]:
+    """With no [measure] throughput: what the traffic items watch by themselves (iperf3's
+    senders), and the NIC of each [[job]]'s rank 0."""
+    from testbed.workload.jobs import place
+    return tuple(dict.fromkeys([*(w for t in items for w in t.watched()),
+                                *(place(job, fab)[0].nic for job in jobs)]))
 
 
 def check_timing(spec: Spec, top: Reader) -> None:
@@ -246,5 +254,5 @@ def check_timing(spec: Spec, top: Reader) -> None:
         if f.end > length:
             r.fail("at",
                    f"the fault ends at {f.end:g} s, after the traffic ({length:g} s; {sets} sets the length)"
-                   if timed else f"the fault ends at {f.end:g} s: with a collective, faults end within "
-                                 f"{COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")
+                   if timed else f"the fault ends at {f.end:g} s: with a collective or a job, faults end "
+                                 f"within {COLLECTIVE_FAULT_S:g} s (its length is not known in advance)")

@@ -28,6 +28,7 @@ from testbed.scenario.knobs import Knobs
 from testbed.scenario.timeline import Schedule
 
 MEASURED = "measured"
+JOB_FAILED = "job failed"      # a [[job]] failed: exit status 1 (testbed/cli/attempts.py)
 
 
 def schedule(faults: Faults, spec) -> Schedule:
@@ -63,13 +64,22 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         self.quick, self.knobs, self.settings = quick, Knobs(), dict(self.spec.settings)
         return self
 
+    def execute(self, out: Path, quick: bool = False, stem: str | None = None):
+        """As a scenario's; each [[job]]'s logs go to OUT/STEM.jobs/NAME/."""
+        self.jobs_out = Path(out) / f"{stem or self.name}.jobs"
+        return super().execute(out, quick, stem)
+
     def run(self, quick: bool) -> dict:
         spec, fab = self.spec, self.spec.fabric
         watched = [check.watched(fab, item) for item in spec.throughput]
         intfs = sorted({i for w in watched for i in w.intfs})
+        if any(job.launcher == "mpi" for job in spec.jobs):
+            from testbed.workload.mpijob import available
+            if available():                  # Open MPI missing: said before anything is built
+                raise ParamError(f"{spec.path}: {available()}")
         options = Options(routing=spec.routing, detector=spec.detector)
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
-            load, probes = Load(emu, spec), Probes(emu, spec)
+            load, probes = Load(emu, spec, getattr(self, "jobs_out", None)), Probes(emu, spec)
             timeline = load.schedule(schedule(faults, spec))
             up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
             down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))
@@ -155,18 +165,31 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         if warnings:
             headline += "; WARNING: a rate rose during a fault"
         verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
+        jobs = [t for t in figures.get("traffic", []) if "job" in t]
+        parts = [f"{t['line']}" + "".join(f"; {row_text(r)}" for r in t["rows"]) for t in jobs] + parts
+        failed = [t for t in jobs if not t["ok"]]
+        if failed:      # the job's failure, not the testbed's: exit status 1, the job named
+            verdict, headline = JOB_FAILED, "; ".join(t["line"] for t in failed)
+        elif jobs:
+            headline = "; ".join([t["line"] for t in jobs] + ([headline] if clauses or warnings else []))
         expectation = "; ".join(e.label for e in self.spec.expects) or \
             self.spec.description or "(an experiment without [[expect]]: no claim to judge)"
         return Judgement(verdict, expectation=expectation,
                          measured="; ".join(warnings + parts) or "nothing watched", headline=headline,
-                         derived={"warnings": warnings} if warnings else {}, busy=[figures["cpu_busy"]])
+                         derived={"warnings": warnings} if warnings else {},
+                         busy=[] if failed else [figures["cpu_busy"]])   # a failed job: said, not retried
 
     def plot(self, result, path: Path) -> bool:
+        """The rates (and queues) over time, the faults shaded; beside them, when a [[job]]
+        printed benchmark rows, each collective's busbw over sizes with the model's bound."""
         rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}
         levels = {k: v for k, v in result.series.items() if k.startswith("queue ")}
-        fig, axes = plots.figure(self, result, ncols=2 if levels else 1, size=(11 if levels else 8, 4.5))
-        axes = axes if levels else [axes]
-        for ax, series, unit in zip(axes, (rates, levels), ("Mbit/s", "queue (KB)")):
+        rows = [(t["job"], r) for t in result.figures.get("traffic", []) for r in t.get("rows", [])]
+        panels = [(rates, "Mbit/s")] + ([(levels, "queue (KB)")] if levels else [])
+        n = len(panels) + bool(rows)
+        fig, axes = plots.figure(self, result, ncols=n, size=(8 + 3.5 * (n - 1), 4.5))
+        axes = list(axes) if n > 1 else [axes]
+        for ax, (series, unit) in zip(axes, panels):
             for k, (label, _, _, windows) in enumerate(result.setup["faults"]):
                 for w, (start, end) in enumerate(windows):
                     plots.shade(ax, start, end, None if w else label,
@@ -176,8 +199,38 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             ax.set_ylabel(unit)
             ax.set_ylim(bottom=0)
             ax.legend(fontsize="small", loc="lower left")
+        if rows:
+            plot_rows(axes[-1], rows)
         plots.save(fig, path)
         return True
+
+
+def plot_rows(ax, rows: list[tuple[str, dict]]) -> None:
+    """busbw over size, one line per job and collective, its bound dashed in the same colour."""
+    lines: dict[tuple[str, str], list[dict]] = {}
+    for job, row in rows:
+        lines.setdefault((job, row["kind"]), []).append(row)
+    one_job = len({job for job, _ in lines}) == 1
+    for k, ((job, kind), points) in enumerate(lines.items()):
+        colour = plots.COLOURS[k % len(plots.COLOURS)]
+        sizes = [p["size"] for p in points]
+        name = kind if one_job else f"{job}: {kind}"
+        ax.plot(sizes, [p["busbw_mbit"] for p in points], marker="o", color=colour, label=name)
+        if points[0]["bound_mbit"] is not None:
+            ax.plot(sizes, [p["bound_mbit"] for p in points], linestyle="--", color=colour,
+                    label=f"{name}: model bound")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("busbw (Mbit/s)")
+    top = max(max(r["busbw_mbit"], r["bound_mbit"] or 0.0) for _, r in rows)
+    ax.set_ylim(0, top * 1.15 or 1.0)
+    ax.legend(fontsize="small")
+
+
+def row_text(row: dict) -> str:
+    """A benchmark row beside its bound: `allreduce 1048576 B busbw 1.28 Mbit/s (bound 1.333: 96%)`."""
+    bound = f" (bound {row['bound_mbit']:g}: {row['of_bound']:.0%})" if row["of_bound"] is not None else ""
+    return f"{row['kind']} {row['size']} B busbw {row['busbw_mbit']:g} Mbit/s{bound}"
 
 
 def shown(value) -> str:

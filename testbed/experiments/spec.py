@@ -16,7 +16,8 @@ from testbed.core.compat import tomllib
 from testbed.core.errors import ParamError
 
 ROUTING_KEYS = ("ecmp", "policy", "core", "detector", "matrix")
-TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "fault", "measure", "expect")
+TOP_KEYS = ("name", "description", "custom", "fabric", "routing", "traffic", "job", "fault", "measure",
+            "expect")
 MEASURE_KEYS = ("throughput", "queues", "rtt", "failover_gap", "warm", "settle", "interval")
 SECONDS = (0.0, 3600.0)               # a time on the experiment's clock
 
@@ -84,6 +85,7 @@ class Spec:
     warm: float = 1.5                  # s after the first traffic starts before the first phase counts
     settle: float = 0.5                # s after a fault starts or ends before its phase counts
     interval: float = 0.1              # s between counter samples
+    jobs: tuple = ()                   # of workload.jobs.Job: [[job]] tables, begun at t = 0
     fabric: object = field(default=None, compare=False, repr=False)
 
     @property
@@ -128,7 +130,7 @@ class Reader:
 
     def __init__(self, path: str, locator: Locator, table: str, index: int, data: dict, allowed):
         self.path, self.locator, self.table, self.index, self.data = path, locator, table, index, data
-        self.where = (f"[[{table}]] {index}" if table in ("traffic", "fault", "expect")
+        self.where = (f"[[{table}]] {index}" if table in ("traffic", "job", "fault", "expect")
                       else f"[{table}]" if table else "top level")
         if not isinstance(data, dict):
             self.fail(None, "expected a table")
@@ -187,6 +189,15 @@ def parse(path: str) -> tuple[dict, Locator]:
         files.parse_toml(text, path)
         raise
     return data, Locator(text)
+
+
+def tables(top: Reader, key: str, required: bool = False) -> list:
+    value = top.get(key, list, [])
+    if not value and required:
+        top.fail(None, f"at least one [[{key}]] is required")
+    if not all(isinstance(v, dict) for v in value):
+        top.fail(key, f"expected [[{key}]] tables")
+    return value
 
 
 def fault_schema() -> dict:

@@ -2,7 +2,8 @@
 example runs one rank per host on the rail-0 NICs of the default HPN fabric, every rank's log
 kept and nccl-tests' rows printed; a rank that fails makes the job fail (exit 1, the rank and its
 last line named), the others are stopped and nothing is left behind. The MPI example runs the same
-way under mpirun on single-ToR HPN (Open MPI needs each NIC on an interface of its own)."""
+way under mpirun on single-ToR HPN (Open MPI needs each NIC on an interface of its own). An
+experiment file runs jobs through its fault timeline, the rows beside the model's bound."""
 import json
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from testbed.core.wait import wait_for
 from testbed.emulation.net import netdevs
 from testbed.emulation.run import runstate
+from testbed.workload import benchrows
 from testbed.workload.jobrun import run_job
 from testbed.workload.jobs import Job, place
 
@@ -35,12 +37,52 @@ def test_torch_allreduce_on_rail_zero(up, tmp_path):
     assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.err").is_file()
-    rows = [l.split() for l in (tmp_path / "rank0.out").read_text().splitlines()
-            if l.strip() and not l.lstrip().startswith(("#", "size"))]
-    assert [int(row[0]) for row in rows] == [4096, 16384]
-    assert all(float(row[4]) == pytest.approx(float(row[3]) * 2 * 3 / 4, rel=0.01, abs=1e-4)
-               for row in rows)      # busbw = algbw * 2 (n - 1) / n
+    assert_rows(tmp_path / "rank0.out")
     assert json.loads((tmp_path / "job.json").read_text())["ok"] is True
+
+
+def assert_rows(path: Path) -> None:
+    """Rank 0's all-reduce rows: 4K and 16K, busbw = algbw * 2 (n - 1) / n."""
+    rows = benchrows.rows(path.read_text())
+    assert [(r.kind, r.size) for r in rows] == [("allreduce", 4096), ("allreduce", 16384)], path.read_text()
+    assert all(r.busbw_mbit == pytest.approx(r.algbw_mbit * 2 * 3 / 4, rel=0.01, abs=2e-3) for r in rows)
+
+
+def test_jobs_in_an_experiment_file_through_a_fault(tmp_path):
+    """One run on single-ToR HPN (Open MPI needs each NIC an interface): the torch and the MPI
+    examples through a link-down on rank 0's NIC (a stall, then they go on), beside a job whose
+    rank 2 gives up: the verdict job failed, exit 1, the job and rank named; every log kept."""
+    script = f"gives_up_{os.getpid()}.py"
+    (tmp_path / script).write_text(GIVES_UP)
+    (tmp_path / "x.toml").write_text(
+        '[fabric]\nfamily = "hpn"\nsingle_tor = true\n'
+        f'[[job]]\nname = "allreduce"\ncommand = "{{python}} {EXAMPLES}/allreduce_torch.py '
+        '--sizes 4K,16K --iters 2"\nrails = [0]\ntimeout = 240\n[job.env]\nOMP_NUM_THREADS = "1"\n'
+        '[[job]]\nname = "allreduce-mpi"\nlauncher = "mpi"\n'
+        f'command = "{{python}} {EXAMPLES}/allreduce_mpi.py '
+        '--sizes 4K,16K --iters 2"\nrails = [0]\ntimeout = 240\n'
+        f'[[job]]\nname = "fail"\ncommand = "{{python}} {script}"\ntimeout = 60\n'
+        '[[fault]]\nkind = "link-down"\nat = 3\nfor = 3\nport = "p0s0h0-n0p0"\n')
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "testbed", "run", str(tmp_path / "x.toml"), "--out",
+                           str(out), "--retries", "0"], capture_output=True, text=True, timeout=400, cwd=ROOT)
+    line = " ".join(proc.stdout.split())
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "job failed" in line and "job fail: rank 2 (p1s0h0-n0) exited 1" in line, line
+    report = json.loads((out / "x.json").read_text())
+    *ran, failed = report["figures"]["traffic"]
+    assert [(t["job"], t["ok"]) for t in ran] == [("allreduce", True), ("allreduce-mpi", True)], \
+        [t["line"] for t in ran]
+    assert not failed["ok"] and report["verdict"] == "job failed"
+    for job in ran:
+        assert [(r["kind"], r["size"], r["bound_mbit"]) for r in job["rows"]] == \
+            [("allreduce", 4096, 1.333), ("allreduce", 16384, 1.333)]
+        assert_rows(out / "x.jobs" / job["job"] / "rank0.out")
+        assert all((out / "x.jobs" / job["job"] / f"rank{r}.err").is_file() for r in range(4))
+    assert json.loads((out / "x.jobs" / "fail" / "job.json").read_text())["ok"] is False
+    assert (out / "x.png").is_file()
+    assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
+    assert none_left("-f", script)
 
 
 def failing_job(tmp_path: Path, script: str, text: str, fabric: str = "", job: str = "") -> list:
@@ -72,11 +114,6 @@ def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
     assert none_left("-f", script)
 
 
-def _rows(path: Path) -> list[list[str]]:
-    return [l.split() for l in path.read_text().splitlines()
-            if l.strip() and not l.lstrip().startswith(("#", "size"))]
-
-
 def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
     emu = up("hpn", single_tor=True)
     job = Job("{python} allreduce_mpi.py --sizes 4K,16K --iters 2", name="allreduce-mpi",
@@ -90,10 +127,7 @@ def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
         (tmp_path / "mpirun.cmd").read_text()
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.rc").read_text() == "0\n"
-    rows = _rows(tmp_path / "rank0.out")
-    assert [int(row[0]) for row in rows] == [4096, 16384]
-    assert all(float(row[4]) == pytest.approx(float(row[3]) * 2 * 3 / 4, rel=0.01, abs=1e-4)
-               for row in rows)      # busbw = algbw * 2 (n - 1) / n
+    assert_rows(tmp_path / "rank0.out")
     print("\n".join((tmp_path / "rank0.out").read_text().splitlines()))
 
 

@@ -54,7 +54,7 @@ MALFORMED = [
     ("per-port core on clos3", CLOS.replace("ROUTING", 'core = "per-port"'), "per-port core rules are HPN's",
      False),
     ("an unknown table", BASE + "[faults]\nat = 1\n", "top level: faults: unknown key", True),
-    ("no traffic", "[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] is required", True),
+    ("no traffic", "[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] or [[job]] is required", True),
     ("no family", edit('family = "hpn"\n', ""), "family is required", True),
     ("an unknown traffic kind", edit('kind = "iperf3"', 'kind = "ftp"'), "'ftp': choose from", True),
     ("streams as a string", edit("streams = 4", 'streams = "4"'), "expected int", True),

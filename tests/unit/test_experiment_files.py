@@ -97,7 +97,7 @@ def test_a_bad_file_names_its_line_and_key(tmp_path, old, new, line, message):
 
 def test_missing_tables_and_keys(tmp_path):
     for text, message in [("name = 'x'\n", "top level: fabric is required"),
-                          ("[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] is required"),
+                          ("[fabric]\nfamily = 'hpn'\n", "at least one [[traffic]] or [[job]] is required"),
                           ("[fabric]\nfamily = 'hpn'\n[traffic]\nkind = 'iperf3'\n",
                            "traffic: expected list"),
                           ("[fabric]\nnics = 2\n[[traffic]]\nkind = 'moe'\n", "[fabric]: family is required"),

@@ -161,7 +161,7 @@ def test_an_experiment_file_names_a_plugin_policy_and_fault_kind(restored, tmp_p
     (tmp_path / "mine.toml").write_text(body.replace("p0e0h0", hosts[0]).replace("p1e0h0", hosts[-1])
                                         .replace("PORT", f'"{port}"'))
     assert main(["run", str(tmp_path / "mine.toml"), "--check"]) == 0, capsys.readouterr().err
-    assert "valid (clos3, 1 traffic, 1 fault, 0 expect)" in capsys.readouterr().out
+    assert "valid (clos3, 1 traffic, 0 job, 1 fault, 0 expect)" in capsys.readouterr().out
 
 
 def test_a_plugin_that_first_imports_the_registries_leaves_ours_without_origin():
