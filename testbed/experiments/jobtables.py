@@ -2,7 +2,9 @@
 the one place for their keys and checks (testbed/workload/jobs.py places the ranks)."""
 from __future__ import annotations
 
-from testbed.core import files
+import os
+
+from testbed.core import files, plugins
 from testbed.core.errors import ParamError
 from testbed.experiments.spec import Reader, tables
 from testbed.workload.jobs import DEFAULT_PORT, TIMEOUT_S, Job, place
@@ -14,8 +16,12 @@ MAX_JOBS = 64
 
 def read_jobs(top: Reader, fab, required: bool = False) -> tuple[Job, ...]:
     """Every [[job]] table of a file (a job file's, or an experiment file's: the same keys and
-    checks), each placed on the fabric."""
+    checks), each placed on the fabric. A file with jobs is refused, as a plug-in is, if anybody
+    but root, us or the user who ran sudo could have written it or swapped it in its directory:
+    its commands run as root in the hosts."""
     entries = tables(top, "job", required=required)
+    if entries:
+        trusted(top.path)
     if len(entries) > MAX_JOBS:
         top.fail("job", f"{len(entries)} [[job]] entries: at most {MAX_JOBS}")
     jobs = []
@@ -26,6 +32,18 @@ def read_jobs(top: Reader, fab, required: bool = False) -> tuple[Job, ...]:
     if len(set(names)) != len(names):
         top.fail("job", "two [[job]] tables share a name (it names their log directory)")
     return tuple(jobs)
+
+
+def trusted(path: str) -> None:
+    """ParamError (one line) unless the file at `path` passes the plug-ins' ownership rule."""
+    resolved = plugins.resolve(path)
+    try:
+        problem = plugins.trust_problem(resolved, os.stat(resolved))
+    except OSError as e:
+        problem = e.strerror
+    if problem:
+        raise ParamError(f"{files.shown(path)}: {problem.replace('the plug-in', 'it')} "
+                         "(the commands of its [[job]] tables run as root)")
 
 
 def read_job(r: Reader, fab, index: int) -> Job:

@@ -108,5 +108,14 @@ def test_a_job_file_others_could_write_is_refused_as_a_plug_in_is(tmp_path, how,
         os.chown(path, 65534, 65534)        # the unit tests run as root, as test_plugins' do
     else:
         tmp_path.chmod(0o777)
-    with pytest.raises(ParamError, match=f"job file .*{says}.*run as root"):
+    with pytest.raises(ParamError, match=f"{says}.*run as root"):
         jobfile.load(str(path))
+
+
+def test_an_experiment_file_with_jobs_others_could_write_is_refused(tmp_path):
+    """The same rule for an experiment file's [[job]] tables (testbed/experiments/jobtables.py)."""
+    from testbed.experiments import check
+    path = Path(write(tmp_path, GOOD))
+    path.chmod(0o666)
+    with pytest.raises(ParamError, match="may be written by other users.*run as root"):
+        check.load(str(path))
