@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from testbed.core import progress
+from testbed.core import cpuwindow, progress
 from testbed.emulation.build import Emulation
 from testbed.measure import waitlog
 from testbed.measure.meters import iperf_intervals, longest_stall
@@ -148,10 +148,11 @@ class Workload:
         tl = self.timeline
         schedule = Schedule(end=tl.seconds)
         fault = schedule.fault(tl.fault_at, inject, None if by_itself else tl.fault)
-        # the emulator's waiting over what the verdict reads is logged (testbed/measure/
-        # waitlog.py): the validity rule judges these runs as it judges timed traffic
+        # what the verdict reads is one window of moving traffic (testbed/core/cpuwindow.py),
+        # and the emulator's waiting over it is logged (testbed/measure/waitlog.py): the
+        # validity rule judges these runs as it judges timed traffic
         with progress.phase(f"traffic: warm-up, baseline, fault ({tl.fault_at:g} s + the fault)"), \
-                waitlog.run():
+                waitlog.run(), cpuwindow.moving():
             schedule.play(self.sampler.t0 + self.t_start, origin=self.sampler.t0)
         self.t_fault, self.t_repair = fault.injected, fault.repaired
         return fault.handle
