@@ -2,10 +2,8 @@
 
 Run by `hpn-testbed job examples/jobs/allreduce_torch.toml` (or `hpn-testbed run` on the same
 file), one rank per host on a rail's NIC: the launcher's environment (RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT) says who is who, and TESTBED_ADDR the address of this rank's NIC. Gloo
-is given a device bound to that address (create_device(hostname=...)) rather than
-GLOO_SOCKET_IFNAME: on the testbed's multipath fallback a dual-ported NIC's address sits on `lo`,
-not on an interface of its own. Rank 0 prints one row per collective and size:
+MASTER_ADDR, MASTER_PORT) says who is who, and GLOO_SOCKET_IFNAME the interface of this rank's
+NIC, which gloo binds to, as on a real cluster. Rank 0 prints one row per collective and size:
 
     collective  size (B)  count  time (us)  algbw (Mbit/s)  busbw (Mbit/s)
 
@@ -37,23 +35,11 @@ def size_of(text: str) -> int:
 
 
 def init() -> None:
-    """Join the job's process group over this rank's NIC address: a gloo backend whose device is
-    bound to TESTBED_ADDR (init_process_group's pg_options do not reach gloo, so it is registered
-    as a backend of its own), or plain gloo where GLOO_SOCKET_IFNAME names the interface."""
+    """Join the job's process group: gloo over the NIC that GLOO_SOCKET_IFNAME names, with a
+    rendezvous timeout long enough for ranks that start slowly."""
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
     master = f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
-    addr = os.environ.get("TESTBED_ADDR")
-    backend = "gloo"
-    if addr and not os.environ.get("GLOO_SOCKET_IFNAME"):
-        def gloo_on_addr(store, group_rank, group_size, timeout):
-            options = dist.ProcessGroupGloo._Options()
-            options._timeout = timeout
-            options._devices = [dist.ProcessGroupGloo.create_device(hostname=addr)]
-            options._threads = 2
-            return dist.ProcessGroupGloo(store, group_rank, group_size, options)
-        backend = "gloo_addr"
-        dist.Backend.register_backend(backend, gloo_on_addr, devices=["cpu"])
-    dist.init_process_group(backend, init_method=master, rank=rank, world_size=world,
+    dist.init_process_group("gloo", init_method=master, rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))
 
 

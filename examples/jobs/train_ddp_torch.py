@@ -9,9 +9,9 @@ the optimizer steps. Each rank prints, as the step ends:
 T the end of the step on CLOCK_MONOTONIC (s; one clock for every process of the machine, so a
 fault's time can be set beside it), DT the step's duration (s). A collective that waits longer
 than `--timeout` s fails the rank (gloo raises; the rank exits non-zero), as a real job does when
-a peer's link is gone. Joins its process group as allreduce_torch.py does (over TESTBED_ADDR,
-with that script's rendezvous timeout: the ranks may start slowly), then trains in a group of its
-own whose collectives have the `--timeout`.
+a peer's link is gone. Joins its process group as allreduce_torch.py does (over the NIC that
+GLOO_SOCKET_IFNAME names, with that script's rendezvous timeout: the ranks may start slowly), then
+trains in a group of its own whose collectives have the `--timeout`.
 Run by the training-fault scenario (C17); by hand from a job file, e.g.
 `command = "{python} train_ddp_torch.py --steps 50"`.
 Usage: train_ddp_torch.py [--steps 100] [--compute 0.1] [--timeout 3] [--width 64].

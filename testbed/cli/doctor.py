@@ -19,6 +19,9 @@ def cmd_doctor(args) -> int:
     report = {
         "features": feats,
         "paths": {"ovs_datapath": system.datapath(), "host_bond": system.bond_backend(),
+                  # what holds a dual-ported NIC's address: its bond, or a link of its own
+                  "nic_interface": ("bond" if system.bond_backend() == "bonding" else
+                                    f"{system.nic_link()} link" if system.nic_link() else "none"),
                   "one_way_fault": system.one_way_fault_backend(),
                   "impairments": "netem" if feats["netem"] else (   # `link impair` (docs/faults.md)
                       "loss (nftables) and rate (HTB); no delay or jitter (no sch_netem)"
@@ -34,7 +37,9 @@ def cmd_doctor(args) -> int:
                                      ("iperf3", report["versions"]["iperf3"]),
                                      ("HTB (sch_htb)", feats["htb"]),
                                      ("multipath routes or bonding",
-                                      feats["multipath_routes"] or feats["bonding"])) if not ok]
+                                      feats["multipath_routes"] or feats["bonding"]),
+                                     ("a dummy or ifb link, or bonding (each NIC's interface)",
+                                      system.nic_link() or feats["bonding"])) if not ok]
     if not report["ovs_running"]:
         missing.append("a running Open vSwitch (run `make setup` or ovs-ctl start)")
     report["missing"] = missing
@@ -55,5 +60,6 @@ def cmd_doctor(args) -> int:
         con.print(f"[yellow]note:[/yellow] {report['note']}")
     if not missing:
         con.print(f"[green]ready:[/green] fabrics can be built here (datapath "
-                  f"{report['paths']['ovs_datapath']}, host bond {report['paths']['host_bond']})")
+                  f"{report['paths']['ovs_datapath']}, host bond {report['paths']['host_bond']}, "
+                  f"NICs on {report['paths']['nic_interface']}s)")
     return 1 if missing else 0

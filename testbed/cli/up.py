@@ -177,6 +177,12 @@ def _send_buffer(info: dict) -> str:
     return f" (send buffer {size / 1e6:.1f} MB)" if size else ""
 
 
+def _nic_link(info: dict) -> str:
+    """On the multipath fallback, the link type that holds each dual-ported NIC's address."""
+    kind = info.get("nic_link")
+    return f" (NICs on {kind} links)" if kind else ""
+
+
 def cmd_up(args) -> int:
     from testbed.emulation.factory import make_emulation
     from testbed.measure import bringup
@@ -197,7 +203,7 @@ def cmd_up(args) -> int:
             con.print(f"[bold]{escape(fab.family)}[/bold] up in {info['timings_s']['ready']:.1f} s: "
                       f"{len(fab.switches)} switches, {len(fab.hosts)} hosts; OVS datapath "
                       f"[cyan]{emu.datapath}[/cyan]{_send_buffer(info)}, "
-                      f"host bond [cyan]{info['bond']}[/cyan], CPU precedence "
+                      f"host bond [cyan]{info['bond']}[/cyan]{_nic_link(info)}, CPU precedence "
                       f"[cyan]{info.get('cpu_precedence') or 'none'}[/cyan], run {emu.run_id}")
             if emu.controller.app is not None:
                 app = emu.controller.app.describe()

@@ -83,6 +83,8 @@ class Emulation(Readiness, Lifecycle):
         self.run_id = run_id or f"hpn{os.getpid()}-{next(_RUN_NUMBERS)}"
         self.datapath = self.site.datapath(self.options.datapath)
         self.bond = self.options.bond or system.bond_backend()
+        # what holds a dual-ported NIC's address on the multipath fallback (hostnet.NIC_LINKS)
+        self.nic_link = system.nic_link() if self.bond == "multipath" else None
         self.mtu = self.site.mtu(self.options.mtu)   # ParamError before anything exists
         self.raise_send_buffer = (system.send_buffer() if self.options.send_buffer is None
                                   else self.options.send_buffer)
@@ -272,7 +274,7 @@ class Emulation(Readiness, Lifecycle):
         bare = not self.controller.ours     # a user's app alone: no gateway, NICs on-link
         sh.nodes_cmd([(self.net[host.name],
                        hostnet.host_script(host, self.bond, self.datapath, bare, self.mtu,
-                                           tc_lines.get(host.name, [])))
+                                           tc_lines.get(host.name, []), self.nic_link))
                       for host in self.fabric.hosts.values()])
 
     def set_rates(self, fabric: Fabric) -> None:
@@ -323,9 +325,10 @@ class Emulation(Readiness, Lifecycle):
         return self.controller.log()
 
     def describe(self) -> dict:
+        dual = any(len(n.ports) > 1 for n in self.fabric.nics())
         return {"run": self.run_id, "family": self.fabric.family, "datapath": self.datapath,
                 "cpu_precedence": self.state.data["about"].get("cpu_precedence"),   # cpu_precedence.py
-                "bond": self.bond if any(len(n.ports) > 1 for n in self.fabric.nics()) else None,
+                "bond": self.bond if dual else None, "nic_link": self.nic_link if dual else None,
                 "routing": self.options.routing, "ovs_send_buffer": self.send_buffer,
                 **({"controller_app": self.controller.app.describe()} if self.controller.app else {}),
                 "timings_s": {k: round(v, 2) for k, v in self.timings.items()},

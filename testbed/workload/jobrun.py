@@ -37,8 +37,8 @@ def run_job(emu: Emulation, job: Job, out: str | Path | None = None,
             cwd: str | Path | None = None) -> JobResult:
     """Run `job` on `emu`; its ranks' logs and job.json go to `out` (default: jobs/NAME in the run
     directory, which goes with the run unless kept). `cwd`: where the ranks start (default ours)."""
-    port = free_port(emu, place(job, emu.fabric, emu.bond)[0].host, job.master_port)
-    ranks = place(dataclasses.replace(job, master_port=port), emu.fabric, emu.bond)
+    port = free_port(emu, place(job, emu.fabric)[0].host, job.master_port)
+    ranks = place(dataclasses.replace(job, master_port=port), emu.fabric)
     directory = Path(out) if out is not None else emu.state.dir / "jobs" / job.name
     directory.mkdir(parents=True, exist_ok=True)
     start, note = time.monotonic(), ""

@@ -5,9 +5,8 @@ launcher would (torchrun's MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, LOCAL_RAN
 Placement: `per = "host"` gives one rank per host, rank r on rail `rails[r % len(rails)]` (the
 rail-aligned rings of NCCL: rank r's traffic stays on one rail); `per = "nic"` gives one rank per
 NIC on those rails, hosts in order, a host's ranks consecutive (local_rank counts them). A rank
-talks over its NIC's address ({addr}, TESTBED_ADDR): where the NIC is an interface of its own
-({ifname}) GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME name it too; on the multipath fallback a
-dual-ported NIC's address sits on `lo`, so a program must bind the address itself (docs/jobs.md).
+talks over its NIC: its address ({addr}, TESTBED_ADDR) on its interface ({ifname}: the port, bond
+or link that holds it, hostnet.nic_device), which GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME name.
 """
 from __future__ import annotations
 
@@ -55,7 +54,7 @@ class Rank:
     host: str
     nic: str
     addr: str
-    ifname: str | None
+    ifname: str
     argv: tuple[str, ...]
     env: dict[str, str] = field(compare=False)
 
@@ -115,9 +114,8 @@ def slots(job: Job, fabric: Fabric) -> list[Nic]:
             for r, h in enumerate(hosts)]
 
 
-def place(job: Job, fabric: Fabric, backend: str = "multipath") -> list[Rank]:
-    """The ranks of `job` on `fabric` (`backend`: how dual-ported NICs are bonded, which decides
-    whether a NIC has an interface of its own). ParamError, one line, if it cannot be placed."""
+def place(job: Job, fabric: Fabric) -> list[Rank]:
+    """The ranks of `job` on `fabric`. ParamError, one line, if it cannot be placed."""
     check(job, fabric)
     nics = slots(job, fabric)
     if job.ranks is not None and job.ranks > len(nics):
@@ -130,10 +128,10 @@ def place(job: Job, fabric: Fabric, backend: str = "multipath") -> list[Rank]:
     ranks = []
     for r, nic in enumerate(nics):
         local_rank = local[nic.host] = local.get(nic.host, -1) + 1
-        ifname = nic_device(nic, backend)
+        ifname = nic_device(nic)
         values = {"rank": r, "world_size": len(nics), "local_rank": local_rank,
                   "master_addr": master, "master_port": job.master_port, "addr": nic.ip,
-                  "ifname": ifname or "", "nic": nic.name, "host": nic.host, "python": sys.executable}
+                  "ifname": ifname, "nic": nic.name, "host": nic.host, "python": sys.executable}
         ranks.append(Rank(r, local_rank, nic.host, nic.name, nic.ip, ifname,
                           tuple(w.format(**values) for w in shlex.split(job.command)),
                           _env(job, values, ifname)))
@@ -143,12 +141,11 @@ def place(job: Job, fabric: Fabric, backend: str = "multipath") -> list[Rank]:
     return ranks
 
 
-def _env(job: Job, values: dict, ifname: str | None) -> dict[str, str]:
+def _env(job: Job, values: dict, ifname: str) -> dict[str, str]:
     env = {"MASTER_ADDR": values["master_addr"], "MASTER_PORT": str(job.master_port),
            "RANK": str(values["rank"]), "WORLD_SIZE": str(values["world_size"]),
            "LOCAL_RANK": str(values["local_rank"]), "TESTBED_ADDR": values["addr"],
-           "TESTBED_NIC": values["nic"], "TESTBED_JOB": job.name}
-    if ifname:
-        env["GLOO_SOCKET_IFNAME"] = env["NCCL_SOCKET_IFNAME"] = ifname
+           "TESTBED_NIC": values["nic"], "TESTBED_JOB": job.name,
+           "GLOO_SOCKET_IFNAME": ifname, "NCCL_SOCKET_IFNAME": ifname}
     env.update((k, v.format(**values)) for k, v in job.env)
     return env

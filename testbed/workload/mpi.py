@@ -10,12 +10,11 @@ in the job's directory (rankN.out, rankN.err, rankN.rc): the same files a direct
 
 Which NICs carry MPI's traffic: each rank's own interface, named as on a real cluster
 (btl_tcp_if_include, narrowed per rank by OMPI_MCA_btl_tcp_if_include in its environment), and the
-out-of-band channel on the placement's addresses as /32 networks (oob_tcp_if_include). Each NIC
-needs an interface of its own (`unsupported`): Open MPI's TCP BTL sends from the first address of
-the interface it uses, and on the multipath fallback a dual-ToR NIC's address sits on `lo` behind
-127.0.0.1 (its connects then fail with EINVAL; with two NICs' addresses there, Open MPI 4.1.4's
-address exchange also overruns its buffer and the rank aborts). `btl = tcp,self`: the emulated
-hosts share one kernel, and shared memory between ranks of different hosts would bypass the fabric.
+out-of-band channel on the placement's addresses as /32 networks (oob_tcp_if_include). Open MPI's
+TCP BTL sends from the first address of the interface it uses, so each NIC has an interface of
+its own whose one address is the NIC's, on every path (hostnet.nic_device). `btl = tcp,self`: the
+emulated hosts share one kernel, and shared memory between ranks of different hosts would bypass
+the fabric.
 """
 from __future__ import annotations
 
@@ -57,21 +56,10 @@ def cidrs(ranks: list[Rank]) -> str:
     return ",".join(dict.fromkeys(f"{r.addr}/32" for r in ranks))
 
 
-def unsupported(ranks: list[Rank]) -> str | None:
-    """Why Open MPI cannot carry these ranks here, or None: a NIC without an interface of its
-    own (module docstring)."""
-    on_lo = [r.nic for r in ranks if r.ifname is None]
-    if not on_lo:
-        return None
-    return (f"MPI jobs need each NIC on an interface of its own, and {on_lo[0]}'s address sits on "
-            f"lo (dual-ToR NICs without the bonding module: the multipath fallback); use "
-            f"single-ToR NICs (single_tor = true) or a kernel with bonding")
-
-
 def mca(ranks: list[Rank]) -> dict[str, str]:
     """The MCA parameters every daemon and rank gets (module docstring: why each)."""
     return {"plm_rsh_no_tree_spawn": "1", "btl": "tcp,self", "oob_tcp_if_include": cidrs(ranks),
-            "btl_tcp_if_include": ",".join(dict.fromkeys(str(r.ifname) for r in ranks))}
+            "btl_tcp_if_include": ",".join(dict.fromkeys(r.ifname for r in ranks))}
 
 
 def mpirun_argv(ranks: list[Rank], hostfile_path: str | Path, directory: str | Path,
@@ -84,7 +72,7 @@ def mpirun_argv(ranks: list[Rank], hostfile_path: str | Path, directory: str | P
         argv += ["--mca", key, value]
     names = nodes(ranks)
     for i, rank in enumerate(ranks):
-        own = {**rank.env, "OMPI_MCA_btl_tcp_if_include": str(rank.ifname)}
+        own = {**rank.env, "OMPI_MCA_btl_tcp_if_include": rank.ifname}
         argv += [*([":"] if i else []), "-np", "1", "--host", names[rank.host],
                  "sh", "-c", WRAPPER, str(Path(directory) / f"rank{rank.rank}"),
                  "env", *(f"{k}={v}" for k, v in own.items()), *rank.argv]

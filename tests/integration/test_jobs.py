@@ -2,22 +2,25 @@
 example runs one rank per host on the rail-0 NICs of the default HPN fabric, every rank's log
 kept and nccl-tests' rows printed; a rank that fails makes the job fail (exit 1, the rank and its
 last line named), the others are stopped and nothing is left behind. The MPI example runs the same
-way under mpirun on single-ToR HPN (Open MPI needs each NIC on an interface of its own). An
-experiment file runs jobs through its fault timeline, the rows beside the model's bound."""
+way under mpirun on dual-ToR NICs, through one port going down. An experiment file runs jobs
+through its fault timeline, the rows beside the model's bound."""
 import json
 import os
 import subprocess
 import sys
+import threading
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from testbed.core.wait import wait_for
+from testbed.emulation.faults.inject import Faults
 from testbed.emulation.net import netdevs
 from testbed.emulation.run import runstate
 from testbed.workload import benchrows
 from testbed.workload.jobrun import run_job
-from testbed.workload.jobs import Job, place
+from testbed.workload.jobs import Job
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,20 +40,20 @@ def test_torch_allreduce_on_rail_zero(up, tmp_path):
     assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.err").is_file()
-    assert_rows(tmp_path / "rank0.out")
+    assertbenchrows.rows(_text(tmp_path / "rank0.out"))
     assert json.loads((tmp_path / "job.json").read_text())["ok"] is True
 
 
-def assert_rows(path: Path) -> None:
-    """Rank 0's all-reduce rows: 4K and 16K, busbw = algbw * 2 (n - 1) / n."""
+def assert_rows(path: Path, sizes=(4096, 16384)) -> None:
+    """Rank 0's all-reduce rows: one per size, busbw = algbw * 2 (n - 1) / n."""
     rows = benchrows.rows(path.read_text())
-    assert [(r.kind, r.size) for r in rows] == [("allreduce", 4096), ("allreduce", 16384)], path.read_text()
+    assert [(r.kind, r.size) for r in rows] == [("allreduce", s) for s in sizes], path.read_text()
     assert all(r.busbw_mbit == pytest.approx(r.algbw_mbit * 2 * 3 / 4, rel=0.01, abs=2e-3) for r in rows)
 
 
 def test_jobs_in_an_experiment_file_through_a_fault(tmp_path):
-    """One run on single-ToR HPN (Open MPI needs each NIC an interface): the torch and the MPI
-    examples through a link-down on rank 0's NIC (a stall, then they go on), beside a job whose
+    """One run on single-ToR HPN: the torch and the MPI examples through a link-down on rank 0's
+    NIC (a stall, then they go on), beside a job whose
     rank 2 gives up: the verdict job failed, exit 1, the job and rank named; every log kept."""
     script = f"gives_up_{os.getpid()}.py"
     (tmp_path / script).write_text(GIVES_UP)
@@ -114,21 +117,52 @@ def test_a_failing_rank_fails_the_job_and_leaves_nothing(tmp_path):
     assert none_left("-f", script)
 
 
-def test_mpi_allreduce_under_mpirun_without_sshd(up, tmp_path):
-    emu = up("hpn", single_tor=True)
-    job = Job("{python} allreduce_mpi.py --sizes 4K,16K --iters 2", name="allreduce-mpi",
+def _text(path: Path) -> str:
+    return path.read_text() if path.is_file() else ""
+
+
+def tcp_flows(emu, nic) -> list[tuple[str, str, str, int, int]]:
+    """The established TCP connections from `nic`'s address to other NICs, as flows."""
+    addrs = {n.ip for n in emu.fabric.nics()} - {nic.ip}
+    out = emu.net[nic.host].cmd(f"ss -Htn state established src {nic.ip}")
+    ends = [(l.split()[-2].rpartition(":"), l.split()[-1].rpartition(":")) for l in out.splitlines()]
+    return [(nic.ip, dst, "tcp", int(sport), int(dport)) for (_, _, sport), (dst, _, dport) in ends
+            if dst in addrs]
+
+
+def test_mpi_allreduce_on_dual_tor_nics_through_a_port_down(up, tmp_path):
+    """Open MPI on the default (dual-ToR) HPN, each rank's TCP BTL held to its NIC's interface by
+    name; once the job has its first row, the port of rank 1's NIC that carries most of its
+    connections goes down: the job completes over the other port, with the right rows."""
+    emu = up("hpn")
+    job = Job("{python} allreduce_mpi.py --sizes 4K,16K,256K --iters 2", name="allreduce-mpi",
               rails=(0,), launcher="mpi", timeout=240)
-    result = run_job(emu, job, out=tmp_path, cwd=EXAMPLES)
-    assert result.ok, result.line() + (tmp_path / "mpirun.err").read_text()[-2000:]
+    nic = emu.fabric.nic("p0s0h1-n0")
+    at_fault: list = []
+
+    def fault(faults):
+        wait_for("rank 0's first row", lambda: benchrows.rows(_text(tmp_path / "rank0.out")), 120)
+        flows = wait_for("rank 1's connections", lambda: tcp_flows(emu, nic), 10)
+        port = Counter(emu.net[nic.host].flow_devs(flows)).most_common(1)[0][0]
+        faults.link_down(faults.link(port))
+        at_fault.append((port, len(flows), len(benchrows.rows(_text(tmp_path / "rank0.out")))))
+
+    with Faults(emu) as faults:
+        thread = threading.Thread(target=fault, args=(faults,), daemon=True)
+        thread.start()
+        result = run_job(emu, job, out=tmp_path, cwd=EXAMPLES)
+        thread.join(timeout=10)
+    assert result.ok, result.line() + _text(tmp_path / "mpirun.err")[-2000:]
+    assert at_fault and at_fault[0][0] in nic.ports and at_fault[0][2] < 3, at_fault   # mid-job
     assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
     assert f"{emu.fabric.nic('p0s0h1-n0').ip} slots=1" in \
         (tmp_path / "hostfile").read_text()
-    assert f"btl_tcp_if_include {','.join(r.ifname for r in place(job, emu.fabric, emu.bond))}" in \
+    assert "btl_tcp_if_include p0s0h0-n0,p0s0h1-n0,p1s0h0-n0,p1s0h1-n0" in \
         (tmp_path / "mpirun.cmd").read_text()
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.rc").read_text() == "0\n"
-    assert_rows(tmp_path / "rank0.out")
-    print("\n".join((tmp_path / "rank0.out").read_text().splitlines()))
+    assert_rows(tmp_path / "rank0.out", (4096, 16384, 262144))
+    print(_text(tmp_path / "rank0.out") + f"(port down, flows of the NIC, rows before: {at_fault[0]})")
 
 
 def test_a_failing_mpi_rank_fails_the_job_and_leaves_nothing(tmp_path):
@@ -137,7 +171,7 @@ def test_a_failing_mpi_rank_fails_the_job_and_leaves_nothing(tmp_path):
     text = "from mpi4py import MPI\n" + GIVES_UP.replace(
         "os.environ['RANK']", "str(MPI.COMM_WORLD.Get_rank())").replace(
         "sys.exit(1)", "sys.stdout.flush(); sys.stderr.flush(); os._exit(1)")
-    ranks = failing_job(tmp_path, script, text, fabric="single_tor = true\n", job='launcher = "mpi"\n')
+    ranks = failing_job(tmp_path, script, text, job='launcher = "mpi"\n')
     assert ranks[2]["status"] == "exit 1" and all(r["status"] != "ok" for r in ranks), ranks
     for how in (["-f", script], ["-x", "orted"], ["-x", "mpirun"]):   # gone (a killed one's
         wait_for(f"no {how[-1]} left", lambda how=how: none_left(*how), 5)   # last instants aside)

@@ -43,7 +43,8 @@ def test_topo_show_counts_with_separators_and_explains_a_tor_below_one_to_one(ca
 def test_doctor_ends_with_ready_when_nothing_is_missing(capsys, monkeypatch):
     from testbed.emulation.net import system
     monkeypatch.setattr(system, "features", lambda: {"htb": True, "multipath_routes": True,
-                                                     "bonding": False, "netem": False})
+                                                     "bonding": False, "netem": False,
+                                                     "dummy_link": False, "ifb_link": True})
     monkeypatch.setattr(system, "versions", lambda: {"ovs": "3.1", "mininet": "2.3", "os_ken": "4",
                                                      "iperf3": "3.12"})
     monkeypatch.setattr(system, "ovs_running", lambda: True)
@@ -51,4 +52,6 @@ def test_doctor_ends_with_ready_when_nothing_is_missing(capsys, monkeypatch):
     monkeypatch.setattr(system, "bond_backend", lambda: "multipath")
     monkeypatch.setattr(system, "one_way_fault_backend", lambda: "nftables")
     assert main(["doctor"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ready: fabrics can be built")
+    out = capsys.readouterr().out
+    last = " ".join(out[out.rindex("ready:"):].split())     # the closing line, however wrapped
+    assert last.startswith("ready: fabrics can be built") and last.endswith("NICs on ifb links)")

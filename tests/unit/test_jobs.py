@@ -37,12 +37,10 @@ def test_per_nic_gives_a_host_consecutive_ranks(hpn):
     assert {r.env["LOCAL_WORLD_SIZE"] for r in ranks} == {"2"}
 
 
-def test_socket_ifname_only_where_the_nic_is_an_interface(hpn):
-    multipath = place(Job("run"), hpn)[0]
-    assert multipath.ifname is None and "GLOO_SOCKET_IFNAME" not in multipath.env
-    bonded = place(Job("run {ifname}"), hpn, backend="bonding")[0]
-    assert bonded.ifname == "p0s0h0-n0" == bonded.env["GLOO_SOCKET_IFNAME"]
-    assert bonded.env["NCCL_SOCKET_IFNAME"] == "p0s0h0-n0"
+def test_socket_ifname_names_each_nics_interface(hpn):
+    dual = place(Job("run {ifname}"), hpn)[0]     # its bond, or its link on the multipath fallback
+    assert dual.ifname == "p0s0h0-n0" == dual.env["GLOO_SOCKET_IFNAME"] == dual.argv[1]
+    assert dual.env["NCCL_SOCKET_IFNAME"] == "p0s0h0-n0"
     single = place(Job("run"), make_fabric("mpft", {}))[0]
     assert single.env["GLOO_SOCKET_IFNAME"] == single.ifname == "g0h0-n0p0"
 

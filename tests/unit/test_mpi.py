@@ -23,25 +23,18 @@ def test_the_hostfile_gives_each_host_its_ranks_as_slots(hpn):
     assert mpi.hostfile(ranks) == f"{ranks[0].addr} slots=2\n{ranks[2].addr} slots=2\n"
 
 
-def test_mca_names_each_nics_interface_and_refuses_nics_on_lo(hpn):
-    ranks = place(Job("run", rails=(0,)), hpn, backend="bonding")     # each NIC its bond
+def test_mca_names_each_nics_interface(hpn):
+    ranks = place(Job("run", rails=(0,)), hpn)     # dual-ToR: each NIC's bond or link, its name
     params = mpi.mca(ranks)
-    assert params["btl_tcp_if_include"] == ",".join(r.ifname for r in ranks)
+    assert params["btl_tcp_if_include"] == "p0s0h0-n0,p0s0h1-n0,p1s0h0-n0,p1s0h1-n0"
     assert params["oob_tcp_if_include"] == ",".join(f"{r.addr}/32" for r in ranks)
     assert params["btl"] == "tcp,self" and "btl_tcp_if_exclude" not in params   # exclusive
-    assert mpi.unsupported(ranks) is None
     single = place(Job("run", rails=(0,)), make_fabric("hpn", {"single_tor": True}))
-    assert mpi.unsupported(single) is None and all(r.ifname for r in single)
-    on_lo = place(Job("run", rails=(0,)), hpn)                       # multipath: addresses on lo
-    assert mpi.unsupported(on_lo) == (
-        f"MPI jobs need each NIC on an interface of its own, and {on_lo[0].nic}'s address sits on "
-        "lo (dual-ToR NICs without the bonding module: the multipath fallback); use single-ToR "
-        "NICs (single_tor = true) or a kernel with bonding")
+    assert mpi.mca(single)["btl_tcp_if_include"].split(",")[0] == "p0s0h0-n0p0"   # its port
 
 
 def test_mpirun_runs_each_rank_in_its_own_app_context_and_wrapper(hpn):
-    ranks = place(Job("{python} a.py --rank {rank}", rails=(0,), env=(("X", "{host}"),)), hpn,
-                  backend="bonding")
+    ranks = place(Job("{python} a.py --rank {rank}", rails=(0,), env=(("X", "{host}"),)), hpn)
     argv = mpi.mpirun_argv(ranks, "/d/hostfile", "/d", "/py", mpirun="/usr/bin/mpirun")
     assert argv[:6] == ["/usr/bin/mpirun", "--hostfile", "/d/hostfile", "--mca", "plm_rsh_agent",
                         f"/py {mpi.AGENT}"]
@@ -89,12 +82,3 @@ def test_a_bad_launcher_is_one_line(hpn):
     from testbed.core.errors import ParamError
     with pytest.raises(ParamError, match=r"launcher='slurm': choose from direct, mpi"):
         place(Job("run", launcher="slurm"), hpn)
-
-
-def test_a_job_open_mpi_cannot_carry_is_refused_before_anything_starts(hpn, tmp_path):
-    from testbed.core.errors import TestbedError
-    from testbed.workload import mpijob
-    ranks = place(Job("run", rails=(0,), launcher="mpi"), hpn)       # multipath: on lo
-    with pytest.raises(TestbedError, match="an interface of its own"):
-        mpijob.run(None, Job("run", launcher="mpi"), ranks, tmp_path, None)
-    assert not list(tmp_path.iterdir())          # no hostfile, no command line, no rank

@@ -103,3 +103,29 @@ def test_host_script_multipath_and_bonding():
     assert "type bond mode balance-xor xmit_hash_policy layer3+4" in bond
     assert "ethtool" not in bond
     assert "\nrule add from 10.1.0.1 table 101" in bond      # a line of its one `ip -batch`
+
+
+def test_each_nic_has_an_interface_of_its_own_named_after_it():
+    """On the multipath fallback a dual-ported NIC's address sits on a link of its own (dummy or
+    ifb) named after the NIC, as on a bond, while its routes still go over its ports."""
+    fab = make_fabric("hpn")
+    host = fab.hosts["p0s0h0"]
+    nic = host.nics[0]
+    mp = hostnet.host_script(host, "multipath", "netdev", mtu=4096, nic_link="ifb").splitlines()
+    assert f"link add p0s0h0-n0 address {nic.mac} mtu 4096 type ifb" in mp
+    assert mp.index("link set dev p0s0h0-n0 up") < mp.index(f"addr add {nic.ip}/32 dev p0s0h0-n0")
+    assert not [line for line in mp if "dev lo " in line and "addr" in line or " label " in line]
+    assert "type dummy" in hostnet.host_script(host, "multipath", "netdev")   # the first tried
+    route = next(line for line in mp if line.startswith(f"route add default table {hostnet.table(nic)} "))
+    assert route.endswith("nexthop via 10.255.255.254 dev p0s0h0-n0p0 onlink "
+                          "nexthop via 10.255.255.254 dev p0s0h0-n0p1 onlink")
+    assert "echo 0 > /proc/sys/net/ipv4/conf/p0s0h0-n0/rp_filter" in mp
+    bond = hostnet.host_script(host, "bonding", "system", nic_link="ifb")
+    assert "type ifb" not in bond and f"addr add {nic.ip}/32 dev p0s0h0-n0" in bond
+    assert {hostnet.nic_device(n) for n in host.nics} == {"p0s0h0-n0", "p0s0h0-n1"}
+    single = make_fabric("hpn", {"single_tor": True}).hosts["p0s0h0"]
+    assert hostnet.nic_device(single.nics[0]) == "p0s0h0-n0p0"
+    assert "type dummy" not in hostnet.host_script(single, "multipath", "netdev")
+    from testbed.model.families import FAMILIES
+    big = FAMILIES["hpn"].make(dict(FAMILIES["hpn"].presets["segment"]))
+    assert max(len(hostnet.nic_device(n)) for n in big.nics()) <= 15   # IFNAMSIZ: 11 here

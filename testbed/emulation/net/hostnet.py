@@ -8,6 +8,12 @@ bonded:
 - `multipath`: the fallback with the same behaviour: both ports carry the NIC's MAC, the NIC's
   route is an L4-hashed multipath route over both ports, and a nexthop whose port loses carrier
   is skipped (ignore_routes_with_linkdown).
+Either way the NIC's address sits on an interface named after the NIC (`nic_device`), as on a
+real host, so programs that pick NICs by interface name (GLOO_SOCKET_IFNAME, NCCL_SOCKET_IFNAME,
+Open MPI's btl_tcp_if_include) find it: its bond, or on the fallback a link of its own that
+carries no traffic (`NIC_LINKS`: a `dummy`, or an `ifb` where the kernel has no dummy driver).
+The weak-host model routes by source address, not by the device holding it, so a packet from
+the NIC's address still leaves by the NIC's table over its ports.
 """
 from __future__ import annotations
 
@@ -33,28 +39,33 @@ def table(nic: Nic) -> int:
     return TABLE_BASE + nic.index
 
 
+# Link types that can hold a dual-ported NIC's address on the multipath fallback, in the order
+# tried (system.nic_link picks the first this kernel has): neither sends anything anywhere.
+NIC_LINKS = ("dummy", "ifb")
+
+
 def bond_name(nic: Nic) -> str:
-    return f"{nic.host}-n{nic.index}"
+    """A dual-ported NIC's own interface (its bond, or its link on the multipath fallback): the
+    NIC's name, `HOST-nI`, two characters shorter than its ports' (`HOST-nIpK`), so it fits
+    wherever they do (IFNAMSIZ)."""
+    return nic.name
 
 
-def nic_device(nic: Nic, backend: str) -> str | None:
-    """The interface that carries the NIC's address (None for the multipath fallback: it is on lo)."""
-    if len(nic.ports) == 1:
-        return nic.ports[0]
-    return bond_name(nic) if backend == "bonding" else None
+def nic_device(nic: Nic) -> str:
+    """The interface that holds the NIC's address, as on a real host: a single-ported NIC's port,
+    a dual-ported NIC's own interface (`bond_name`) on either backend."""
+    return nic.ports[0] if len(nic.ports) == 1 else bond_name(nic)
 
 
-def lo_label(nic: Nic) -> str:
-    """The label of a NIC's address on `lo` (multipath fallback): `lo:n0` for `HOST-n0`. A
-    program that finds addresses by interface name (SIOCGIFADDR: Open MPI's interface list) sees
-    only the first address of an unlabelled `lo`, 127.0.0.1; a label gives each NIC's its own."""
-    return ("lo:" + nic.name.removeprefix(nic.host).lstrip("-"))[:15]
+def _route_device(nic: Nic, backend: str) -> str | None:
+    """The one device the NIC's routes send on, or None: the multipath route over its ports."""
+    return nic_device(nic) if len(nic.ports) == 1 or backend == "bonding" else None
 
 
 def _nexthops(nic: Nic, backend: str, bare: bool = False) -> str:
     via = "" if bare else f"via {GATEWAY_IP} "
     onlink = "" if bare else " onlink"
-    dev = nic_device(nic, backend)
+    dev = _route_device(nic, backend)
     if dev:
         return f"{via}dev {dev}{onlink}"
     return " ".join(f"nexthop {via}dev {p}{onlink}" for p in nic.ports)
@@ -72,8 +83,9 @@ def _route_options(mtu: int) -> str:
     return f" initcwnd {iw}" if iw else ""
 
 
-def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int) -> list[str]:
-    """`ip -batch` lines giving `nic` its ports' MAC, its bond, address, table and rule."""
+def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int, nic_link: str) -> list[str]:
+    """`ip -batch` lines giving `nic` its ports' MAC, its bond (or its `nic_link` on the
+    multipath fallback), address, table and rule."""
     lines = []
     for port in nic.ports:   # every port of a NIC carries the NIC's one MAC
         lines += [f"link set dev {port} down", f"link set dev {port} address {nic.mac}"]
@@ -83,10 +95,11 @@ def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int) -> list[str]:
                      f"xmit_hash_policy layer3+4 miimon {BOND_MIIMON_MS}")
         lines += [f"link set dev {port} master {bond}" for port in nic.ports]
         lines.append(f"link set dev {bond} up")
+    elif len(nic.ports) > 1:
+        lines += [f"link add {bond_name(nic)} address {nic.mac} mtu {mtu} type {nic_link}",
+                  f"link set dev {bond_name(nic)} up"]
     lines += [f"link set dev {port} up" for port in nic.ports]
-    dev = nic_device(nic, backend)
-    lines.append(f"addr add {nic.ip}/32 dev {dev}" if dev else
-                 f"addr add {nic.ip}/32 dev lo label {lo_label(nic)}")
+    lines.append(f"addr add {nic.ip}/32 dev {nic_device(nic)}")
     lines.append(f"route add default table {table(nic)} src {nic.ip}{_route_options(mtu)} "
                  f"{_nexthops(nic, backend, bare)}")
     lines.append(f"rule add from {nic.ip} table {table(nic)} pref {table(nic)}")
@@ -94,13 +107,14 @@ def _nic_lines(nic: Nic, backend: str, bare: bool, mtu: int) -> list[str]:
 
 
 def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu: int = 1500,
-                tc_lines: list[str] = ()) -> str:
+                tc_lines: list[str] = (), nic_link: str = NIC_LINKS[0]) -> str:
     """Shell commands that configure `host` (run inside its namespace), then shape its ports
     (`tc_lines`, shaping.py). `bare` (a user's controller app instead of ours): no gateway;
     every destination is on-link, so a NIC ARPs for its peer itself and plain L2 forwarding (a
     learning switch) carries the traffic. Its ports were made at `mtu` (links.py); a bond gets
     it too (enslaving sets a port to its bond's), and its routes the initial window that sends
-    what 10 segments send at 1500 (`initial_window`).
+    what 10 segments send at 1500 (`initial_window`). `nic_link`: the link type (NIC_LINKS) that
+    holds a dual-ported NIC's address on the multipath fallback.
 
     A segment configures 136 hosts at once on 2 cores: the sysctls are the shell's own writes,
     every link, address, route and rule one `ip -batch` and the shaping one `tc -batch`, so a
@@ -113,18 +127,18 @@ def host_script(host: Host, backend: str, datapath: str, bare: bool = False, mtu
     # a run: connect() may take over their TIME_WAIT instead of failing with EADDRINUSE
     keys += ["net.ipv4.tcp_tw_reuse"]
     ports = [port for nic in host.nics for port in nic.ports]
-    bonds = [bond_name(n) for n in host.nics if len(n.ports) > 1 and backend == "bonding"]
+    owns = [bond_name(n) for n in host.nics if len(n.ports) > 1]   # bonds, or the fallback's links
     lines = [_sysctl(k, 1) for k in keys] + [_sysctl(k, 0) for k in zero]
     lines += [_sysctl(f"net.ipv4.conf.{port}.rp_filter", 0) for port in ports]
     if datapath == "netdev":
         # the userspace datapath forwards partial checksums as they are: compute them here
         lines += [f"ethtool -K {port} tx off >/dev/null" for port in ports]
     batch = ["link set dev lo up"] + [line for nic in host.nics
-                                      for line in _nic_lines(nic, backend, bare, mtu)]
+                                      for line in _nic_lines(nic, backend, bare, mtu, nic_link)]
     batch.append(f"route add default src {host.nics[0].ip}{_route_options(mtu)} "
                  f"{_nexthops(host.nics[0], backend, bare)}")
     lines.append("ip -batch - <<'EOF'\n" + "\n".join(batch) + "\nEOF")
-    lines += [_sysctl(f"net.ipv4.conf.{bond}.rp_filter", 0) for bond in bonds]
+    lines += [_sysctl(f"net.ipv4.conf.{own}.rp_filter", 0) for own in owns]
     if tc_lines:
         lines.append("tc -batch - <<'EOF'\n" + "\n".join(tc_lines) + "\nEOF")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ import re
 import shutil
 
 from testbed.core import sh
+from testbed.emulation.net.hostnet import NIC_LINKS
 
 
 def _probe_netns(script: str) -> bool:
@@ -34,6 +35,8 @@ def features() -> dict[str, bool]:
             "ip link add d0 type veth peer name d1; printf 'table netdev t { chain c { type filter hook "
             "egress device \"d0\" priority 0; }; }' | nft -f -"),
         "multipath_routes": os.path.exists("/proc/sys/net/ipv4/fib_multipath_hash_policy"),
+        # a link of its own for a dual-ported NIC's address on the multipath fallback (hostnet.py)
+        **{f"{kind}_link": _probe_netns(f"ip link add d0 type {kind}") for kind in NIC_LINKS},
     }
 
 
@@ -51,6 +54,12 @@ def bond_backend() -> str:
     if forced:
         return forced
     return "bonding" if features()["bonding"] else "multipath"
+
+
+def nic_link() -> str | None:
+    """The link type that holds a dual-ported NIC's address on the multipath fallback: the first
+    of hostnet.NIC_LINKS this kernel makes (None: neither, and the fallback cannot run here)."""
+    return next((kind for kind in NIC_LINKS if features()[f"{kind}_link"]), None)
 
 
 MTU_RANGE = (576, 9000)   # IPv4's minimum to a jumbo frame (what the userspace datapath receives)
@@ -149,3 +158,6 @@ def check_machine(datapath: str, bond: str) -> None:
     if bond == "bonding" and not features()["bonding"]:
         raise ParamError("HPN_BOND=bonding: this kernel has no bonding driver; use multipath or "
                          "leave HPN_BOND unset (`hpn-testbed doctor`)")
+    if bond == "multipath" and nic_link() is None:
+        raise ParamError(f"bond=multipath: this kernel makes no {' or '.join(NIC_LINKS)} link to hold "
+                         "a dual-ported NIC's address (`hpn-testbed doctor`)")
