@@ -134,3 +134,28 @@ def test_the_limits_are_compared_in_validity_alone():
             if isinstance(node, ast.Compare):
                 names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
                 assert not names & {"WAIT_LIMIT", "BUSY_LIMIT"}, f"{path} applies the validity rule itself"
+
+
+def test_a_core_pipeline_step_is_one_run_however_many_phases_it_has(monkeypatch):
+    """Its phases (a few milliseconds each, some) are timed together: one run over their
+    windows, like the step's busy fraction, not one run per phase."""
+    from scenarios.claims.core_pipeline import pipeline_steps
+
+    class Runner:
+        def run_sends(self, sends):
+            with cpuwindow.moving():
+                pass
+            return 0.01, []
+
+    class Cpu:
+        def busy(self, windows):
+            assert len(windows) == 2
+            return 0.5
+
+    monkeypatch.setattr(pipeline_steps.job, "step", lambda fabric, placement, sizes: [["tp"], [], ["dp"]])
+    steps = pipeline_steps.StepRunner.__new__(pipeline_steps.StepRunner)
+    steps.emu, steps.runner, steps.sends = type("Emu", (), {"fabric": None})(), Runner(), list
+    with waitlog.collecting(me) as log:
+        assert steps.step("pp-across", None, Cpu()) == ([0.01, 0.0, 0.01], 0.5)
+        steps.step("dp-across", None, Cpu())
+    assert len(log.runs) == 2
