@@ -1,21 +1,21 @@
 """The validity rule, in one place: when a run measured the emulator rather than the fabric, its
 verdict is `invalid`, never `reproduced` or `not reproduced`.
 
-What distorts an emulated fabric is its own processes waiting to run. Each run of measured
-traffic logs how long every process of the emulator waited on a run queue over the window the
-verdict reads (testbed/measure/waitlog.py, a report's WAITING figures); `rule(busy, waited)`
-makes the verdict `invalid` when the worst of them waited more than WAIT_LIMIT of the window,
-and says which process and how long. A run the emulator's own load bounded is caught by the
-same figure: on a saturated CPU the emulator's runnable threads queue. The machine's busy
-fraction (`Judgement(busy=...)`, each run's, testbed/measure/meters.py) stays in the report
-(JUDGED_BUSY, the busiest) but decides nothing where the waiting was measured: a neighbour that
-keeps the CPUs busy while the emulator, first in line (testbed/emulation/cpu_precedence.py),
-never waits does not distort the fabric. Only a run with no waiting figure (a report recorded
-before it was measured) is judged by the busy fraction, `cpu(*busy)`: above BUSY_LIMIT the CPU,
-not the fabric, was the bottleneck (after Handigol et al., "Reproducible network experiments
-using container-based emulation"). WAIT_LIMIT's measurement: docs/internals.md, "Validity".
-Every reader of validity (the judges, experiment files, bench/headroom.py) goes through
-`rule`, `cpu` and `busiest`, so the measure can change here alone.
+What distorts an emulated fabric is its own processes waiting to run. Each run of measured traffic
+logs how long every process of the emulator waited on a run queue over the window the verdict reads
+(its worst thread: testbed/measure/waiting.py; testbed/measure/waitlog.py, a report's WAITING
+figures); `rule(busy, waited)` makes the verdict `invalid` when the worst of them waited more than
+WAIT_LIMIT of the window, and says which process and how long. A run the emulator's own load bounded
+is caught by the same figure: on a saturated CPU the emulator's runnable threads queue. The
+machine's busy fraction (`Judgement(busy=...)`, each run's, testbed/measure/meters.py) stays in the
+report (JUDGED_BUSY, the busiest) but decides nothing where the waiting was measured: a neighbour
+that keeps the CPUs busy while the emulator, first in line (testbed/emulation/cpu_precedence.py),
+never waits does not distort the fabric. Only a run with no waiting figure (a report recorded before
+it was measured) is judged by the busy fraction, `cpu(*busy)`: above BUSY_LIMIT the CPU, not the
+fabric, was the bottleneck (after Handigol et al., "Reproducible network experiments using
+container-based emulation"). WAIT_LIMIT's measurement: docs/internals.md, "Validity". Every reader
+of validity (the judges, experiment files, bench/headroom.py) goes through `rule`, `cpu` and
+`busiest`, so the measure can change here alone.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 JUDGED_BUSY = "cpu_busy_judged"   # the figure a report writes from Judgement.cpu_busy
 WAITING = "waiting"               # the emulator's waiting a run logged (testbed/measure/waitlog.py)
 BUSY_LIMIT = 0.9
-WAIT_LIMIT = 0.2      # of the window, the worst process's (docs/internals.md, "Validity")
+WAIT_LIMIT = 0.2      # of the window, the worst process's worst thread's (docs/internals.md, "Validity")
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 
 

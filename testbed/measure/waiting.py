@@ -4,16 +4,19 @@ from the emulator itself rather than from the whole machine's busy fraction.
 The kernel counts, for every thread, the nanoseconds it spent runnable on a run queue without
 running (/proc/PID/task/TID/schedstat, second field; it counts the time a cgroup's CPU quota
 held it back too). `Waiting.start(pids)` reads it for every thread of each named process,
-`snapshot.stop()` reads it again (`Waiting.of_run(state)`: a run's processes). Each process's
-waiting is the sum over its threads of what they waited in between, as a fraction of the
-window (thread-seconds waited per second: a process of several threads may pass 1), and the
-worst is the process that waited most. A thread born in the window counts from zero; a thread
+`snapshot.stop()` reads it again (`Waiting.of_run(state)`: a run's processes). A process's
+waiting is what its worst thread waited in between, as a fraction of the window, and the worst
+is the process that waited most. Not the sum over its threads: threads of one process that
+queue at the same time (ovs-vswitchd's forwarding loop and its urcu and revalidator threads, or
+the controller's thread per switch) hold back a piece of its work once, so their sum can pass
+what any piece of work was delayed, while a starved process's busy thread alone waits most
+of the window (docs/internals.md, "Validity"). A thread born in the window counts from zero; a thread
 or process that ended within it is counted only as far as the start (a process gone by the
 end is listed in `gone`). Where the run's cgroup is a cgroup v2 one, its cpu.pressure gives
 one more figure: the fraction of the window in which some task of the run waited for a CPU.
 
-The arithmetic (`fractions`, `worst`, `pressure_fraction`) takes numbers and is tested on
-fake ones; reading /proc takes a root directory, tested on fake trees. `run_roles` names a
+The arithmetic (`waited`, `fractions`, `worst`, `pressure_fraction`) takes numbers and is
+tested on fake ones; reading /proc takes a root directory, tested on fake trees. `run_roles` names a
 run's processes by their part (ovs-vswitchd, controller, host agent p0s0h0, iperf3 p0s0h0).
 Which figure makes a run invalid is decided elsewhere (the verdicts' validity rule).
 """
@@ -34,14 +37,22 @@ ROLES = {"controller.launcher": "controller", "testbed.inhost.agent": "host agen
 
 @dataclass(frozen=True)
 class WaitReport:
-    """What the named processes waited over `window_s`: per process (a fraction of the
-    window), the worst (name, fraction) or None, the run cgroup's pressure (None where there is
-    none), and the processes gone before the end."""
+    """What the named processes waited over `window_s`: the seconds each of their threads waited
+    ({name: {tid: s}}), the run cgroup's pressure (None where there is none), and the processes
+    gone before the end; per process (its worst thread, a fraction of the window) and the worst
+    (name, fraction) or None follow from them."""
     window_s: float
-    per_process: dict[str, float]
-    worst: tuple[str, float] | None
+    threads: dict[str, dict[int, float]]
     pressure: float | None = None
     gone: tuple[str, ...] = field(default=())
+
+    @property
+    def per_process(self) -> dict[str, float]:
+        return fractions(self.threads, self.window_s)
+
+    @property
+    def worst(self) -> tuple[str, float] | None:
+        return worst(self.per_process)
 
 
 # ---- the arithmetic ----
@@ -50,20 +61,24 @@ def run_delay(schedstat: str) -> int:
     return int(schedstat.split()[1])
 
 
-def fractions(before: Mapping[str, Mapping[int, int]], after: Mapping[str, Mapping[int, int]],
-              window_s: float) -> dict[str, float]:
-    """Each process's waiting as a fraction of the window: over the threads it has at the end,
-    what each waited since the start (from 0 for a thread born meanwhile), summed. A thread
-    whose count went back (its id reused) counts from 0."""
-    if window_s <= 0:
-        return {name: 0.0 for name in after}
+def waited(before: Mapping[str, Mapping[int, int]], after: Mapping[str, Mapping[int, int]]
+           ) -> dict[str, dict[int, float]]:
+    """The seconds each thread a process has at the end waited since the start (from 0 for a
+    thread born meanwhile, or whose count went back: its id reused), from ns counts."""
     out = {}
     for name, threads in after.items():
         start = before.get(name, {})
-        waited = sum(ns - start.get(tid, 0) if ns >= start.get(tid, 0) else ns
-                     for tid, ns in threads.items())
-        out[name] = waited / 1e9 / window_s
+        out[name] = {tid: (ns - start.get(tid, 0) if ns >= start.get(tid, 0) else ns) / 1e9
+                     for tid, ns in threads.items()}
     return out
+
+
+def fractions(threads: Mapping[str, Mapping[int, float]], window_s: float) -> dict[str, float]:
+    """Each process's waiting as a fraction of the window: its worst thread's seconds waited
+    (the module's docstring says why not their sum)."""
+    if window_s <= 0:
+        return {name: 0.0 for name in threads}
+    return {name: max(seconds.values(), default=0.0) / window_s for name, seconds in threads.items()}
 
 
 def worst(per_process: Mapping[str, float]) -> tuple[str, float] | None:
@@ -138,8 +153,8 @@ class Waiting:
         after = {name: read_threads(pid, self.proc) for name, pid in self.pids.items()}
         window = self.clock() - self.t0
         gone = tuple(sorted(name for name, threads in after.items() if threads is None))
-        per = fractions(self.before, {n: t for n, t in after.items() if t is not None}, window)
-        return WaitReport(round(window, 3), per, worst(per),
+        threads = waited(self.before, {n: t for n, t in after.items() if t is not None})
+        return WaitReport(round(window, 3), threads,
                           pressure_fraction(self.pressure0, read_pressure(self.cgroup), window), gone)
 
 

@@ -2,10 +2,13 @@
 
 A scenario's run (`Scenario.execute`) is measured inside `collecting()`. A run of measured
 traffic is one call of testbed.measure.meters.cpu_busy_fraction (the busy fraction a verdict
-reads comes from the same call), and its window is the same as that fraction's: the union of
-the windows the traffic opened around its moving part (testbed.core.cpuwindow.moving, told to
-this module by `cpuwindow.observe`), or the whole call where it opened none. A window opened
-outside any such call (a training step timed by a CpuMeter) is a run of its own. For each run
+reads comes from the same call), or a block in `run()` (a training step whose busy fraction a
+CpuMeter reads over its phases' windows), and its window is the same as that fraction's: the
+union of the windows the traffic opened around its moving part (testbed.core.cpuwindow.moving,
+told to this module by `cpuwindow.observe`), or the whole call where it opened none. A window
+opened outside any run is a run of its own. A run is the timing a verdict reads, not each
+window in it: a phase of a few milliseconds inside a step is not timed alone, and the
+scheduler's latency of a few milliseconds would read as a large part of its window. For each run
 the log keeps what every process of this program's live fabrics waited (testbed/measure/
 waiting.py: a fraction of the window) and its worst; `figures()` is what a report records
 under WAITING, read by the validity rule (testbed/measure/validity.py).
@@ -21,30 +24,34 @@ from pathlib import Path
 
 from testbed.core import cpuwindow
 from testbed.measure.validity import WAITING  # noqa: F401  the figures' key (re-exported)
-from testbed.measure.waiting import Waiting, WaitReport, run_cgroup, run_roles, worst
+from testbed.measure.waiting import Waiting, WaitReport, run_cgroup, run_roles
 
 _log: Log | None = None  # the log of the scenario run in progress (collecting())
 
 
 def merge(reports: list[WaitReport]) -> WaitReport | None:
-    """One figure for several windows: each process's waiting over their sum (seconds waited
-    over seconds of window), the pressure likewise where every window has one."""
+    """One figure for several windows: each thread's seconds waited summed over them, over the
+    sum of the windows (so each process's figure is its worst thread's over the whole run), the
+    pressure likewise where every window has one."""
     total = sum(r.window_s for r in reports)
     if not reports or total <= 0:
         return reports[0] if reports else None
-    names = {n for r in reports for n in r.per_process}
-    per = {n: round(sum(r.per_process.get(n, 0.0) * r.window_s for r in reports) / total, 4)
-           for n in sorted(names)}
+    threads: dict[str, dict[int, float]] = {}
+    for r in reports:
+        for name, seconds in r.threads.items():
+            mine = threads.setdefault(name, {})
+            for tid, s in seconds.items():
+                mine[tid] = mine.get(tid, 0.0) + s
     pressures = [r.pressure for r in reports]
     pressure = None if None in pressures else sum(p * r.window_s for p, r in zip(pressures, reports)) / total
     gone = tuple(sorted({g for r in reports for g in r.gone}))
-    return WaitReport(round(total, 3), per, worst(per), pressure, gone)
+    return WaitReport(round(total, 3), threads, pressure, gone)
 
 
 def summary(runs: list[WaitReport]) -> dict:
     """What a report records: each run's window, worst process and pressure, and the worst of
     all runs (the process, its fraction)."""
-    rows = [{"window_s": r.window_s, "worst": list(r.worst) if r.worst else None,
+    rows = [{"window_s": r.window_s, "worst": [r.worst[0], round(r.worst[1], 4)] if r.worst else None,
              "pressure": None if r.pressure is None else round(r.pressure, 4)} for r in runs]
     worsts = [r.worst for r in runs if r.worst]
     top = max(worsts, key=lambda w: (w[1], w[0]), default=None)
@@ -143,6 +150,6 @@ def collecting(find=own_fabrics):
 
 
 def run():
-    """The context of one run of measured traffic (meters.cpu_busy_fraction): logged where a
-    scenario run is collecting, nothing otherwise."""
+    """The context of one run of measured traffic (meters.cpu_busy_fraction, or a step timed by
+    a CpuMeter): logged where a scenario run is collecting, nothing otherwise."""
     return _log.run() if _log is not None else nullcontext()

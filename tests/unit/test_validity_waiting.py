@@ -66,22 +66,34 @@ def test_a_report_names_the_process_that_waited_and_ignores_a_busy_neighbour():
 
 
 def report(window, **per):
-    return WaitReport(window, per, max(per.items(), key=lambda kv: kv[1]) if per else None)
+    """A window's report whose processes each have one thread that waited per[name] of it."""
+    return WaitReport(window, {name: {1: f * window} for name, f in per.items()})
 
 
 def test_windows_merge_into_one_runs_figure_weighted_by_their_length():
     merged = waitlog.merge([report(1.0, a=0.5, b=0.1), report(3.0, a=0.1, c=0.4)])
     assert merged.window_s == 4.0
-    assert merged.per_process == {"a": 0.2, "b": 0.025, "c": 0.3}     # (0.5 + 0.3) / 4, ...
-    assert merged.worst == ("c", 0.3)
+    assert merged.per_process == pytest.approx({"a": 0.2, "b": 0.025, "c": 0.3})   # (0.5 + 0.3) / 4, ...
+    assert merged.worst == ("c", pytest.approx(0.3))
     assert waitlog.merge([]) is None
-    pressured = waitlog.merge([WaitReport(1.0, {}, None, 0.2), WaitReport(1.0, {}, None, 0.4)])
+    pressured = waitlog.merge([WaitReport(1.0, {}, 0.2), WaitReport(1.0, {}, 0.4)])
     assert pressured.pressure == pytest.approx(0.3)
-    assert waitlog.merge([WaitReport(1.0, {}, None, 0.2), WaitReport(1.0, {}, None)]).pressure is None
+    assert waitlog.merge([WaitReport(1.0, {}, 0.2), WaitReport(1.0, {})]).pressure is None
+
+
+def test_a_merged_run_reads_each_threads_waiting_over_all_its_windows():
+    """A short window where one thread queued and another where a second did: each thread's
+    seconds over the run, not each window's worst (which would count both)."""
+    short = WaitReport(0.02, {"ovs": {1: 0.004, 2: 0.0}})     # 20% of its 20 ms
+    long = WaitReport(0.38, {"ovs": {1: 0.0, 2: 0.004}})
+    merged = waitlog.merge([short, long])
+    assert short.worst == ("ovs", pytest.approx(0.2))
+    assert merged.threads == {"ovs": {1: 0.004, 2: 0.004}}
+    assert merged.worst == ("ovs", pytest.approx(0.01))      # 4 ms of 0.4 s
 
 
 def test_the_summary_keeps_each_runs_worst_and_the_worst_of_all():
-    out = waitlog.summary([report(2.0, a=0.1), report(1.0, b=0.3), WaitReport(1.0, {}, None)])
+    out = waitlog.summary([report(2.0, a=0.1), report(1.0, b=0.3), WaitReport(1.0, {})])
     assert [r["worst"] for r in out["runs"]] == [["a", 0.1], ["b", 0.3], None]
     assert out["worst"] == ["b", 0.3]
     assert waitlog.summary([])["worst"] is None
@@ -122,3 +134,28 @@ def test_the_limits_are_compared_in_validity_alone():
             if isinstance(node, ast.Compare):
                 names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
                 assert not names & {"WAIT_LIMIT", "BUSY_LIMIT"}, f"{path} applies the validity rule itself"
+
+
+def test_a_core_pipeline_step_is_one_run_however_many_phases_it_has(monkeypatch):
+    """Its phases (a few milliseconds each, some) are timed together: one run over their
+    windows, like the step's busy fraction, not one run per phase."""
+    from scenarios.claims.core_pipeline import pipeline_steps
+
+    class Runner:
+        def run_sends(self, sends):
+            with cpuwindow.moving():
+                pass
+            return 0.01, []
+
+    class Cpu:
+        def busy(self, windows):
+            assert len(windows) == 2
+            return 0.5
+
+    monkeypatch.setattr(pipeline_steps.job, "step", lambda fabric, placement, sizes: [["tp"], [], ["dp"]])
+    steps = pipeline_steps.StepRunner.__new__(pipeline_steps.StepRunner)
+    steps.emu, steps.runner, steps.sends = type("Emu", (), {"fabric": None})(), Runner(), list
+    with waitlog.collecting(me) as log:
+        assert steps.step("pp-across", None, Cpu()) == ([0.01, 0.0, 0.01], 0.5)
+        steps.step("dp-across", None, Cpu())
+    assert len(log.runs) == 2

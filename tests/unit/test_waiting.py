@@ -9,25 +9,32 @@ from testbed.measure import waiting
 from testbed.measure.waiting import Waiting, WaitReport
 
 
-def test_waiting_is_what_each_thread_waited_summed_over_the_window():
+def test_a_process_waits_what_its_worst_thread_waited_over_the_window():
     before = {"ovs-vswitchd": {1: 1_000_000_000, 2: 0}, "controller": {5: 10}}
     after = {"ovs-vswitchd": {1: 1_500_000_000, 2: 300_000_000, 3: 200_000_000},   # 3: born
              "controller": {5: 10}}
-    per = waiting.fractions(before, after, 2.0)
-    assert per == {"ovs-vswitchd": 0.5, "controller": 0.0}     # (0.5 + 0.3 + 0.2) s / 2 s
-    assert waiting.worst(per) == ("ovs-vswitchd", 0.5)
+    threads = waiting.waited(before, after)
+    assert threads == {"ovs-vswitchd": {1: 0.5, 2: 0.3, 3: 0.2}, "controller": {5: 0.0}}
+    per = waiting.fractions(threads, 2.0)
+    assert per == {"ovs-vswitchd": 0.25, "controller": 0.0}     # thread 1's 0.5 s of 2 s
+    assert waiting.worst(per) == ("ovs-vswitchd", 0.25)
     assert waiting.worst({}) is None
 
 
 def test_a_reused_thread_id_counts_from_zero_and_an_empty_window_is_zero():
-    assert waiting.fractions({"a": {7: 900}}, {"a": {7: 500_000_000}}, 1.0)["a"] == pytest.approx(0.4999991)
-    assert waiting.fractions({"a": {7: 900_000_000}}, {"a": {7: 100_000_000}}, 1.0) == {"a": 0.1}
-    assert waiting.fractions({}, {"a": {1: 5}}, 0.0) == {"a": 0.0}
+    assert waiting.waited({"a": {7: 900}}, {"a": {7: 500_000_000}})["a"][7] == pytest.approx(0.4999991)
+    assert waiting.waited({"a": {7: 900_000_000}}, {"a": {7: 100_000_000}}) == {"a": {7: 0.1}}
+    assert waiting.fractions({"a": {1: 5.0}}, 0.0) == {"a": 0.0}
+    assert waiting.fractions({"a": {}}, 1.0) == {"a": 0.0}       # no thread left: nothing waited
 
 
-def test_a_process_of_several_waiting_threads_may_pass_one():
-    per = waiting.fractions({"p": {1: 0, 2: 0}}, {"p": {1: 900_000_000, 2: 900_000_000}}, 1.0)
-    assert per["p"] == 1.8
+def test_threads_waiting_at_once_count_once_however_many_they_are():
+    """Thirty threads of a controller each queued 3 ms of a 15 ms window: its work was held back
+    3 ms, not 90 ms; one starved thread waiting most of the window shows whole."""
+    many = {"controller": {tid: 0.003 for tid in range(30)}}
+    assert waiting.fractions(many, 0.015)["controller"] == pytest.approx(0.2)
+    starved = {"ovs-vswitchd": {1: 0.9, 2: 0.01, 3: 0.0}}
+    assert waiting.fractions(starved, 1.0)["ovs-vswitchd"] == pytest.approx(0.9)
 
 
 def test_schedstat_and_cpu_pressure_are_parsed():
@@ -60,8 +67,11 @@ def test_a_window_over_a_fake_proc_tree(tmp_path):
     (proc / "30" / "task" / "30").rmdir()
     (proc / "30" / "task").rmdir()
     (cgroup / "cpu.pressure").write_text("some avg10=0 avg60=0 avg300=0 total=3000000\n")
-    assert snap.stop() == WaitReport(4.0, {"ovs-vswitchd": 0.5, "controller": 0.1}, ("ovs-vswitchd", 0.5),
-                                     pressure=0.5, gone=("iperf3 h1",))
+    report = snap.stop()
+    assert report == WaitReport(4.0, {"ovs-vswitchd": {10: 1.0, 11: 1.0}, "controller": {20: 0.4}},
+                                pressure=0.5, gone=("iperf3 h1",))
+    assert report.per_process == {"ovs-vswitchd": 0.25, "controller": 0.1}   # its worst thread: 1 s of 4
+    assert report.worst == ("ovs-vswitchd", 0.25)
 
 
 def test_a_window_without_a_cgroup_has_no_pressure(tmp_path):

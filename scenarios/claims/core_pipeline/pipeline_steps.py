@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 from scenarios.claims.core_pipeline import pipeline_job as job
+from testbed.measure import waitlog
 from testbed.measure.meters import CpuMeter
 from testbed.workload.collectives import Runner, Send
 from testbed.workload.hashports import in_turns, sport_ports
@@ -61,13 +62,15 @@ class StepRunner:
 
     def step(self, placement: str, sizes: job.Sizes, cpu: CpuMeter) -> tuple[list[float], float]:
         """One step of the job placed as `placement`: each phase's seconds (job.PHASES), and the
-        CPU busy fraction while its bytes moved (the agents' start-up between phases left out)."""
+        CPU busy fraction while its bytes moved (the agents' start-up between phases left out).
+        The step is one run of the emulator's waiting (waitlog.run: over the same windows)."""
         seconds, windows = [], []
-        for transfers in job.step(self.emu.fabric, placement, sizes):
-            elapsed = 0.0
-            if transfers:
-                elapsed, _results = self.runner.run_sends(self.sends(transfers))
-                end = time.monotonic()
-                windows.append((end - elapsed, end))
-            seconds.append(elapsed)
+        with waitlog.run():
+            for transfers in job.step(self.emu.fabric, placement, sizes):
+                elapsed = 0.0
+                if transfers:
+                    elapsed, _results = self.runner.run_sends(self.sends(transfers))
+                    end = time.monotonic()
+                    windows.append((end - elapsed, end))
+                seconds.append(elapsed)
         return seconds, cpu.busy(windows)
