@@ -40,7 +40,7 @@ def test_torch_allreduce_on_rail_zero(up, tmp_path):
     assert [(r.nic, r.status) for r in result.ranks] == [(f"{h}-n0", "ok") for h in emu.fabric.hosts]
     for r in range(4):
         assert (tmp_path / f"rank{r}.out").is_file() and (tmp_path / f"rank{r}.err").is_file()
-    assertbenchrows.rows(_text(tmp_path / "rank0.out"))
+    assert_rows(tmp_path / "rank0.out")
     assert json.loads((tmp_path / "job.json").read_text())["ok"] is True
 
 
