@@ -412,20 +412,25 @@ def _hang(signum, frame):
     raise Hang(f"no answer in {HANG_S} s")
 
 
+def bounded(argv: list[str]):
+    """main(argv)'s exit status; Hang if it takes longer than HANG_S (the fuzz files' runner)."""
+    old = signal.signal(signal.SIGALRM, _hang)
+    signal.setitimer(signal.ITIMER_REAL, HANG_S)
+    try:
+        return main(argv)
+    except SystemExit as e:
+        return e.code
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 @pytest.mark.parametrize("surface,label,setup", CASES, ids=[f"{s}: {lab}"[:80] for s, lab, _ in CASES])
 def test_a_bad_file_exits_2_with_one_line(surface, label, setup, guarded, capsys):
     argv = [a.replace("{tmp}", str(guarded)) for a in setup(guarded)]
     before = snapshot(guarded)
     victim = (guarded / "victim").read_bytes() if (guarded / "victim").exists() else None
-    old = signal.signal(signal.SIGALRM, _hang)
-    signal.setitimer(signal.ITIMER_REAL, HANG_S)
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    status = bounded(argv)
     out, err = capsys.readouterr()
     assert status == 2, (argv[:4], out[-300:], err[-300:])
     assert len(err.splitlines()) == 1 and err.startswith("hpn-testbed: ") and err.endswith("\n"), err[-500:]
@@ -517,15 +522,7 @@ def test_ps_and_capture_read_a_bad_state_without_a_traceback(label, setup, argv,
     traceback, no hang, nothing changed."""
     setup(guarded)
     before = snapshot(guarded)
-    old = signal.signal(signal.SIGALRM, _hang)
-    signal.setitimer(signal.ITIMER_REAL, HANG_S)
-    try:
-        status = main(argv)
-    except SystemExit as e:
-        status = e.code
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    status = bounded(argv)
     out, err = capsys.readouterr()
     assert "Traceback" not in out + err and snapshot(guarded) == before
     if argv[0] == "ps":

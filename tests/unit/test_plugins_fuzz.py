@@ -13,26 +13,20 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import signal
 import socket
 from pathlib import Path
 
 import pytest
 
-from testbed.cli import main
 from testbed.core import plugins
 from testbed.model import families, policies
 
 from .conftest import trip_past_checks
+from .test_files_fuzz import bounded
 
-HANG_S = 10
 EXAMPLE = (Path(__file__).resolve().parents[2] / "examples" / "custom_family.py").read_text()
 BUILD = "def build(p: DualRootParams) -> Fabric:\n"
 MARK = "open({mark!r}, 'w').write('ran')\n"
-
-
-class Hang(BaseException):
-    """A case took longer than HANG_S."""
 
 
 # ---- what a plug-in may hold: every one is refused as one line, after it ran ----
@@ -231,10 +225,6 @@ def guarded(monkeypatch, tmp_path):
     policies.registry._POLICIES.update(policies_before)
 
 
-def _hang(signum, frame):
-    raise Hang(f"no answer in {HANG_S} s")
-
-
 def snapshot(root: Path):
     return sorted((str(p.relative_to(root)), p.lstat().st_mode, p.lstat().st_size) for p in root.rglob("*"))
 
@@ -246,16 +236,7 @@ def test_a_hostile_plugin_exits_2_with_one_line(surface, label, setup, unrun, gu
     path = str(setup(tmp))
     argv = surfaces(path, tmp).get(surface) or [*surface.split(), "--custom", path]
     before = snapshot(tmp)
-    old = signal.signal(signal.SIGALRM, _hang)
-    signal.setitimer(signal.ITIMER_REAL, HANG_S)
-    try:
-        try:
-            status = main(argv)
-        except SystemExit as e:
-            status = e.code
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    status = bounded(argv)
     out, err = capsys.readouterr()
     assert status == 2, (argv, out, err[-2000:])
     last = err.splitlines()[-1] if err else ""
