@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from testbed.core import sh
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "examples" / "jobs" / "collectives_torch.toml"
@@ -24,8 +24,7 @@ DEFAULT = ROOT / "examples" / "jobs" / "collectives_torch.toml"
 
 def run(path: Path, out: Path) -> list[dict]:
     """The run's job entries (testbed/experiments/traffic/load.py job_figures)."""
-    proc = subprocess.run([sys.executable, "-m", "testbed", "run", str(path), "--json", "--retries", "0",
-                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT)
+    proc = sh.testbed_run(["run", str(path), "--json", "--retries", "0", "--out", str(out)], cwd=ROOT)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{path}: hpn-testbed run exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
     (result,) = json.loads(proc.stdout)["result"]     # the envelope: {"ok": ..., "result": [...]}

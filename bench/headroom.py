@@ -34,6 +34,7 @@ from rich.table import Table
 
 from testbed.cli.attempts import MAX_RETRIES
 from testbed.cli.runs import MAX_REPEAT
+from testbed.core import sh
 from testbed.emulation.net.system import MTU_RANGE
 from testbed.measure.validity import busiest, worst_waiting
 
@@ -95,7 +96,7 @@ def run_pass(names: list[str], out: Path, full: bool, mtu: int | None = None,
              repeat: int = 1, retries: int | None = None) -> tuple[list[dict], float]:
     """One `hpn-testbed run --json` (at `mtu` if given: HPN_MTU; each scenario `repeat` times):
     (its results, seconds it took)."""
-    argv = [sys.executable, "-m", "testbed", "run", *names, "--json", "--out", str(out)]
+    argv = ["run", *names, "--json", "--out", str(out)]
     if repeat > 1:
         argv += ["--repeat", str(repeat)]
     if retries is not None:
@@ -104,13 +105,13 @@ def run_pass(names: list[str], out: Path, full: bool, mtu: int | None = None,
         argv.append("--quick")          # as the tour runs: the short versions
     env = dict(os.environ, **({"HPN_MTU": str(mtu)} if mtu else {}))
     t0 = time.monotonic()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    proc = sh.testbed_run(argv, env=env)
     took = time.monotonic() - t0
     try:
         return json.loads(proc.stdout)["result"], took     # the --json envelope's results
     except (json.JSONDecodeError, KeyError, TypeError):
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise SystemExit(f"headroom: `{' '.join(argv[1:])}` gave no results (exit "
+        raise SystemExit(f"headroom: `{' '.join(argv)}` gave no results (exit "
                          f"{proc.returncode}): {' | '.join(tail)}") from None
 
 

@@ -56,3 +56,24 @@ def nodes_cmd(jobs: list[tuple[object, str]], timeout: float = 60) -> list[str]:
             raise TestbedError(f"on {node.name}: script failed ({proc.returncode}):\n{script}\n"
                                f"--- output:\n{out}")
     return outputs
+
+
+def testbed_run(argv: list[str], teardown_s: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """`python -m testbed ARGV...` as a child (output captured as text), for a bench that drives
+    whole runs. Interrupted, it hands the interrupt on and waits up to `teardown_s` for the
+    child's own teardown before it re-raises: `subprocess.run` would kill the child a quarter of
+    a second later and leave its fabric behind (then only `hpn-testbed clean` removes it)."""
+    import signal
+    import sys
+    with subprocess.Popen([sys.executable, "-m", "testbed", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, **kwargs) as child:
+        try:
+            out, err = child.communicate()
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)
+            try:
+                child.communicate(timeout=teardown_s)
+            except subprocess.TimeoutExpired:
+                child.kill()
+            raise
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err)
