@@ -198,11 +198,14 @@ def main() -> None:
     for mtu in args.mtu or [None]:
         for cores in loads:
             name = pass_name(cores, ncpu, mtu)
+            if name in passes:         # the same load again (`--neighbour 1 1 1`): a pass of its own
+                name += f" #{sum(n == name or n.startswith(name + ' #') for n in passes) + 1}"
             with Neighbour(cores):
                 results, took = run_pass(args.names, Path(args.out) / name.replace(" ", "-"),
                                          args.full, mtu, args.repeat, args.retries)
             passes[name] = rows(results)
-            print(f"{name} pass: {len(results)} scenarios in {took:.0f} s", flush=True)
+            print(f"{name} pass: {len(results)} scenarios in {took:.0f} s; {summary(name, passes[name])}",
+                  flush=True)
     Console().print(table(passes))
     for name, got in passes.items():
         print(summary(name, got))
