@@ -1,5 +1,6 @@
 """The benches' own logic, without a fabric: framecost's settings and summary, headroom's reading
 of results and its background load (a child process ended by its PID). No root."""
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,8 +76,8 @@ def test_a_pass_reads_the_results_out_of_run_json_envelope(monkeypatch, tmp_path
     # what `hpn-testbed run --json` prints: an envelope whose "result" is the list of results
     envelope = ('{"hpn_testbed": 1, "command": "run", "ok": true, '
                 '"result": [{"scenario": "a", "verdict": "reproduced"}]}')
-    monkeypatch.setattr(headroom.subprocess, "run",
-                        lambda *a, **k: headroom.subprocess.CompletedProcess(a, 0, envelope, ""))
+    monkeypatch.setattr(headroom.sh, "testbed_run",
+                        lambda *a, **k: subprocess.CompletedProcess(a, 0, envelope, ""))
     results, _ = headroom.run_pass(["a"], tmp_path, full=False)
     assert headroom.rows(results)["a"]["reproduced"] is True
     assert "a" in headroom.summary("idle", headroom.rows(results))
@@ -107,7 +108,7 @@ def test_a_pass_at_an_mtu_runs_with_hpn_mtu_set(monkeypatch, tmp_path):
 
     def fake_run(argv, **kw):
         seen.update(kw["env"])
-        return headroom.subprocess.CompletedProcess(argv, 0, '{"result": []}', "")
-    monkeypatch.setattr(headroom.subprocess, "run", fake_run)
+        return subprocess.CompletedProcess(argv, 0, '{"result": []}', "")
+    monkeypatch.setattr(headroom.sh, "testbed_run", fake_run)
     headroom.run_pass(["a"], tmp_path, full=False, mtu=9000)
     assert seen["HPN_MTU"] == "9000" and headroom.pass_name(1, 2, 9000) == "1 core@9000"
