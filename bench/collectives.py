@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 from testbed.core import sh
+from testbed.experiments.traffic.load import is_job
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ROOT / "examples" / "jobs" / "collectives_torch.toml"
@@ -28,7 +29,7 @@ def run(path: Path, out: Path) -> list[dict]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{path}: hpn-testbed run exited {proc.returncode}: {proc.stderr.strip()[-500:]}")
     (result,) = json.loads(proc.stdout)["result"]     # the envelope: {"ok": ..., "result": [...]}
-    return [t for t in result["figures"]["traffic"] if "job" in t]
+    return [t for t in result["figures"]["traffic"] if is_job(t)]
 
 
 def main() -> None:

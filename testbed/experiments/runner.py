@@ -20,7 +20,7 @@ from testbed.emulation.faults import registry as fault_registry
 from testbed.emulation.faults.inject import Faults
 from testbed.experiments import check, expect, phases
 from testbed.experiments.probes import Probes
-from testbed.experiments.traffic.load import Load
+from testbed.experiments.traffic.load import Load, is_job
 from testbed.measure.meters import Sampler, cpu_busy_fraction
 from testbed.scenario import plots
 from testbed.scenario.base import NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
@@ -165,7 +165,7 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         if warnings:
             headline += "; WARNING: a rate rose during a fault"
         verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
-        jobs = [t for t in figures.get("traffic", []) if "job" in t]
+        jobs = [t for t in figures.get("traffic", []) if is_job(t)]
         parts = [f"{t['line']}" + "".join(f"; {row_text(r)}" for r in t["rows"]) for t in jobs] + parts
         failed = [t for t in jobs if not t["ok"]]
         if failed:      # the job's failure, not the testbed's: exit status 1, the job named
@@ -184,7 +184,7 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         printed benchmark rows, each collective's busbw over sizes with the model's bound."""
         rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}
         levels = {k: v for k, v in result.series.items() if k.startswith("queue ")}
-        rows = [(t["job"], r) for t in result.figures.get("traffic", []) for r in t.get("rows", [])]
+        rows = [(t["job"], r) for t in result.figures.get("traffic", []) if is_job(t) for r in t["rows"]]
         panels = [(rates, "Mbit/s")] + ([(levels, "queue (KB)")] if levels else [])
         n = len(panels) + bool(rows)
         fig, axes = plots.figure(self, result, ncols=n, size=(8 + 3.5 * (n - 1), 4.5))

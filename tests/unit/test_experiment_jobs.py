@@ -63,7 +63,7 @@ def job_figures(ok: bool) -> dict:
     row = {"kind": "allreduce", "size": 65536, "time_us": 1.0, "algbw_mbit": 0.9, "busbw_mbit": 1.28,
            "bound_mbit": 1.333, "of_bound": 0.96}
     return {"throughput": {}, "queues": {}, "traffic_s": 10, "cpu_busy": 0.99,
-            "traffic": [{"where": "[[job]] 1", "job": "ar", "ok": ok, "line": line,
+            "traffic": [{"type": "job", "where": "[[job]] 1", "job": "ar", "ok": ok, "line": line,
                          "rows": [row] if ok else []}]}
 
 
@@ -127,3 +127,11 @@ def test_job_prints_each_row_beside_its_bound(capsys):
     assert "1.208" in out and "1.333" in out and "91%" in out
     print_rows([])
     assert capsys.readouterr().out == ""
+
+
+def test_a_collectives_result_is_no_job_s():
+    """A collective traffic item's result names its job too: only a [[job]]'s entry is a job's
+    (a file with an allreduce item failed in judge() on the job's missing 'line')."""
+    from testbed.experiments.traffic.load import is_job
+    collective = {"job": "allreduce-0", "kind": "allreduce", "size": 4000000, "ranks": 4}
+    assert not is_job(collective) and is_job({"type": "job", "job": "j", "rows": []})

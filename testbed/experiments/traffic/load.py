@@ -71,6 +71,14 @@ class JobRun(Run):
         return [job_figures(self.emu.fabric, self.where, self.result)]
 
 
+JOB = "job"     # a [[job]]'s entry among a run's traffic results (a collective's has a "job" too)
+
+
+def is_job(entry) -> bool:
+    """Is this entry of a run's traffic results a [[job]]'s?"""
+    return isinstance(entry, dict) and entry.get("type") == JOB
+
+
 def job_figures(fab, where: str, result) -> dict:
     """A job's entry in the run's traffic results: ok, its line, its ranks, its benchmark rows."""
     from testbed.workload import benchrows
@@ -78,7 +86,7 @@ def job_figures(fab, where: str, result) -> dict:
     rows = benchrows.rows(out.read_text(errors="replace")) if out.is_file() else []
     nics = benchrows.nics_of(fab, result.ranks)
     bounds = {kind: benchrows.bound_mbit(fab, kind, nics) for kind in {r.kind for r in rows}}
-    return {"where": where, "job": result.name, "ok": result.ok, "line": result.line(),
+    return {"type": JOB, "where": where, "job": result.name, "ok": result.ok, "line": result.line(),
             "seconds": round(result.seconds, 2), "directory": result.directory,
             "ranks": [{"rank": r.rank, "nic": r.nic, "status": r.status, "last_line": r.last_line}
                       for r in result.ranks],
