@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -25,12 +26,22 @@ PORT_TRIES = 100
 
 def free_port(emu, host: str, start: int) -> int:
     """The first TCP port from `start` that nothing listens on in `host` (two jobs rendezvous on
-    one port: the second would abort)."""
-    node = emu.net[host]
-    for port in range(start, min(start + PORT_TRIES, 65536)):
-        if not node.cmd(f"ss -Hltn sport = :{port}").strip():
-            return port
-    return start
+    one port: the second would abort). Asked with a process of its own in the host's namespace,
+    not through the host's shell: an experiment's jobs start together, each in a thread, and a
+    Mininet shell takes one command at a time."""
+    ss = emu.net[host].popen(["ss", "-Hltn"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True)
+    try:
+        listing, _ = ss.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        ss.kill()
+        ss.communicate()
+        listing = ""
+    taken = {int(local.rpartition(":")[2]) for local in (line.split()[3] for line in listing.splitlines()
+                                                         if len(line.split()) > 3)
+             if local.rpartition(":")[2].isdigit()}
+    return next((port for port in range(start, min(start + PORT_TRIES, 65536)) if port not in taken),
+                start)
 
 
 def run_job(emu: Emulation, job: Job, out: str | Path | None = None,

@@ -171,7 +171,9 @@ def test_a_failing_mpi_rank_fails_the_job_and_leaves_nothing(tmp_path):
     text = "from mpi4py import MPI\n" + GIVES_UP.replace(
         "os.environ['RANK']", "str(MPI.COMM_WORLD.Get_rank())").replace(
         "sys.exit(1)", "sys.stdout.flush(); sys.stderr.flush(); os._exit(1)")
-    ranks = failing_job(tmp_path, script, text, job='launcher = "mpi"\n')
+    # single-ToR: on dual-ToR NICs (ifb links here) with a rank per host across both rails, one
+    # run in three hung in Open MPI's wire-up until the job's timeout (an open question, issue 38)
+    ranks = failing_job(tmp_path, script, text, fabric="single_tor = true\n", job='launcher = "mpi"\n')
     assert ranks[2]["status"] == "exit 1" and all(r["status"] != "ok" for r in ranks), ranks
     for how in (["-f", script], ["-x", "orted"], ["-x", "mpirun"]):   # gone (a killed one's
         wait_for(f"no {how[-1]} left", lambda how=how: none_left(*how), 5)   # last instants aside)
