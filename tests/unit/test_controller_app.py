@@ -28,9 +28,11 @@ LOUD = ("import atexit, sys\nfrom os_ken.base import app_manager\n\n"
         "atexit.register(lambda: sys.stdout.write('x' * 5_000_000 + '\\n{\"versions\": 7}\\n'))\n")
 FORKS = ("import os, sys, time\nfrom os_ken.base import app_manager\n\n"
          "class Forks(app_manager.OSKenApp):\n    pass\n\n"
-         "if os.fork() == 0:\n"
-         "    open(os.environ['PIDFILE'], 'w').write(str(os.getpid()))\n"
-         "    time.sleep(600)\n    os._exit(0)\n")
+         "child = os.fork()\n"
+         "if child == 0:\n"
+         "    time.sleep(600)\n    os._exit(0)\n"
+         "open(os.environ['PIDFILE'] + '.tmp', 'w').write(str(child))   # the parent names it, whole\n"
+         "os.rename(os.environ['PIDFILE'] + '.tmp', os.environ['PIDFILE'])\n")
 
 
 def up(tmp_path, *args):
@@ -102,9 +104,9 @@ def test_a_process_an_app_forks_while_checked_does_not_outlive_the_check(tmp_pat
     pidfile = tmp_path / "child.pid"
     monkeypatch.setenv("PIDFILE", str(pidfile))
     assert controller_app.checked(app_file(tmp_path, "forks.py", FORKS)).cls == "Forks"
-    pid = int(pidfile.read_text()) if pidfile.exists() else None
+    pid = int(pidfile.read_text())      # written by the importing parent before the check answered
     for _ in range(200):      # killed with the check's group; gone once init reaps it
-        if pid is None or not Path(f"/proc/{pid}").exists() or \
+        if not Path(f"/proc/{pid}").exists() or \
                 Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
             break
         time.sleep(0.05)
