@@ -53,7 +53,7 @@ from typing import ClassVar
 from testbed.core.errors import ParamError
 from testbed.emulation.build import Options
 from testbed.emulation.factory import make_emulation
-from testbed.measure import checks
+from testbed.measure import checks, validity
 from testbed.measure import wiring as wiring_check
 from testbed.measure.meters import cpu_busy_fraction, port_bytes
 from testbed.model import wiring
@@ -325,7 +325,7 @@ class Miswiring(Scenario, name="miswiring", claim="C9", tour=True):
                  and mis["wiring"]["at_s"] <= mis["ping"]["at_s"])
         checks_ok = (bp["wiring"]["passed"] and named and first
                      and mis["ping"]["passed"] and bp["ping"]["passed"])
-        saturated = all(bp["pairs_mbps"][k] >= harness.SATURATED * v["line_mbps"] for k, v in m.items())
+        saturated = all(validity.kept_up(bp["pairs_mbps"][k], v["line_mbps"]) for k, v in m.items())
         ok = checks_ok and pairs_ok and seen
         worst = min(m, key=lambda k: kept[k])
         tier_name = {2: "tier 2 (ToR uplinks)", 3: "the core links"}.get(top, f"tier {top}")

@@ -13,7 +13,13 @@ that keeps the CPUs busy while the emulator, first in line (testbed/emulation/cp
 never waits does not distort the fabric. Only a run with no waiting figure (a report recorded before
 it was measured) is judged by the busy fraction, `cpu(*busy)`: above BUSY_LIMIT the CPU, not the
 fabric, was the bottleneck (after Handigol et al., "Reproducible network experiments using
-container-based emulation"). WAIT_LIMIT's measurement: docs/internals.md, "Validity". Every reader
+container-based emulation"). WAIT_LIMIT's measurement: docs/internals.md, "Validity".
+
+A verdict read from rates relative to a baseline of the same run (the fault scenarios: a host's
+throughput during a fault against before it, a flow's stall) reads the fabric's waiting alone
+(`waitlog.run(skip=ENDPOINTS)`): the endpoints' waiting slows before and during alike, and their
+keeping up is read from the rate instead, `kept_up`: a baseline under KEPT_UP of the line rate
+was set by the CPU, not the fabric. Every reader
 of validity (the judges, experiment files, bench/headroom.py) goes through `rule`, `cpu` and
 `busiest`, so the measure can change here alone.
 """
@@ -25,6 +31,8 @@ JUDGED_BUSY = "cpu_busy_judged"   # the figure a report writes from Judgement.cp
 WAITING = "waiting"               # the emulator's waiting a run logged (testbed/measure/waitlog.py)
 BUSY_LIMIT = 0.9
 WAIT_LIMIT = 0.2      # of the window, the worst process's worst thread's (docs/internals.md, "Validity")
+ENDPOINTS = ("iperf3",)   # roles (waiting.ROLES) a relative verdict judges by `kept_up`, not waiting
+KEPT_UP = 0.7             # of the line rate, the least a baseline of such a verdict must carry
 GENERIC = "a validity check failed: the emulator, not the fabric, may have set what was measured"
 
 
@@ -50,6 +58,12 @@ def rule(busy: tuple[float, ...], waited) -> Validity:
         return Validity(True, peak, waited=(name, fraction))
     return Validity(False, peak, f"{name} waited {fraction:.0%} of the window for a CPU: the "
                     "emulator, not the fabric, set the pace", (name, fraction))
+
+
+def kept_up(rate_mbit: float, line_mbit: float) -> bool:
+    """Whether endpoints whose waiting is not read carried at least KEPT_UP of their line rate:
+    below it, the CPU, not the fabric, was the bottleneck."""
+    return rate_mbit >= KEPT_UP * line_mbit
 
 
 def worst_waiting(figures) -> tuple[str, float] | None:

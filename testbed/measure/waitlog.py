@@ -48,6 +48,12 @@ def merge(reports: list[WaitReport]) -> WaitReport | None:
     return WaitReport(round(total, 3), threads, pressure, gone)
 
 
+def without(pids: dict[str, int], roles: tuple[str, ...]) -> dict[str, int]:
+    """`pids` but the processes of `roles` ("iperf3": "iperf3 p0s0h1", "iperf3 p0s0h1 #2")."""
+    return {name: pid for name, pid in pids.items()
+            if not any(name == r or name.startswith(f"{r} ") for r in roles)}
+
+
 def summary(runs: list[WaitReport]) -> dict:
     """What a report records: each run's window, worst process and pressure, and the worst of
     all runs (the process, its fraction)."""
@@ -100,10 +106,12 @@ class Log:
         self.find, self.runs = find, []
         self._lock = threading.Lock()
         self._depth, self._call, self._windows, self._open = 0, None, [], None
+        self._skip: tuple[str, ...] = ()
 
     # cpuwindow's observer: the first window opened, the last closed
     def opened(self) -> None:
-        self._open = Waiting.start(*self.find())
+        pids, cgroup = self.find()
+        self._open = Waiting.start(without(pids, self._skip), cgroup)
 
     def closed(self) -> None:
         window, self._open = self._open, None
@@ -117,19 +125,22 @@ class Log:
                 self.runs.append(report)
 
     @contextmanager
-    def run(self):
-        """One run of measured traffic (a cpu_busy_fraction call): its windows, or itself."""
+    def run(self, skip: tuple[str, ...] = ()):
+        """One run of measured traffic (a cpu_busy_fraction call): its windows, or itself.
+        `skip`: the roles (waiting.ROLES) whose waiting this run does not read."""
         with self._lock:
             self._depth += 1
             if self._depth == 1:
-                self._call, self._windows = Waiting.start(*self.find()), []
+                pids, cgroup = self.find()
+                self._skip = skip
+                self._call, self._windows = Waiting.start(without(pids, skip), cgroup), []
         try:
             yield
         finally:
             with self._lock:
                 self._depth -= 1
                 if self._depth == 0:
-                    whole, self._call = self._call.stop(), None
+                    whole, self._call, self._skip = self._call.stop(), None, ()
                     self.runs.append(merge(self._windows) or whole)
 
     def figures(self) -> dict:
@@ -149,7 +160,9 @@ def collecting(find=own_fabrics):
         _log = outer
 
 
-def run():
+def run(skip: tuple[str, ...] = ()):
     """The context of one run of measured traffic (meters.cpu_busy_fraction, or a step timed by
-    a CpuMeter): logged where a scenario run is collecting, nothing otherwise."""
-    return _log.run() if _log is not None else nullcontext()
+    a CpuMeter, or a fault scenario's timeline): logged where a scenario run is collecting,
+    nothing otherwise. `skip`: roles whose waiting the run's verdict does not read
+    (validity.ENDPOINTS)."""
+    return _log.run(skip) if _log is not None else nullcontext()

@@ -123,6 +123,32 @@ def test_a_run_is_its_windows_or_the_whole_call_and_a_lone_window_is_a_run():
     assert len(log.runs) == 3
 
 
+def test_a_run_that_skips_the_endpoints_reads_the_fabric_alone():
+    """A fault scenario's timeline (validity.ENDPOINTS): iperf3's processes are not read, in the
+    whole call or in its windows; the next run reads every process again."""
+    def fabric():
+        return {"ovs-vswitchd": os.getpid(), "iperf3 p0s0h1": os.getpid(),
+                "iperf3 p0s0h1 #2": os.getpid(), "iperf3x": os.getpid()}, None
+
+    assert list(waitlog.without(fabric()[0], validity.ENDPOINTS)) == ["ovs-vswitchd", "iperf3x"]
+    with waitlog.collecting(fabric) as log:
+        with waitlog.run(skip=validity.ENDPOINTS):
+            pass
+        with waitlog.run(skip=validity.ENDPOINTS):
+            with cpuwindow.moving():
+                pass
+        with waitlog.run():
+            pass
+    assert [sorted(r.per_process) for r in log.runs] == [["iperf3x", "ovs-vswitchd"]] * 2 + \
+        [sorted(fabric()[0])]
+
+
+def test_endpoints_kept_up_when_their_baseline_carries_enough_of_the_line():
+    line = 100.0
+    assert validity.kept_up(validity.KEPT_UP * line, line)
+    assert not validity.kept_up(validity.KEPT_UP * line - 0.1, line)
+
+
 def test_the_limits_are_compared_in_validity_alone():
     import ast
     from pathlib import Path
@@ -133,7 +159,8 @@ def test_the_limits_are_compared_in_validity_alone():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Compare):
                 names = {getattr(n, "id", getattr(n, "attr", None)) for n in ast.walk(node)}
-                assert not names & {"WAIT_LIMIT", "BUSY_LIMIT"}, f"{path} applies the validity rule itself"
+                assert not names & {"WAIT_LIMIT", "BUSY_LIMIT", "KEPT_UP"}, \
+                    f"{path} applies the validity rule itself"
 
 
 def test_a_core_pipeline_step_is_one_run_however_many_phases_it_has(monkeypatch):
