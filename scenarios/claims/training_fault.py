@@ -46,6 +46,7 @@ from testbed.scenario.fault_harness import BUSY, PEER
 from testbed.scenario.knobs import Knobs
 from testbed.workload.jobrun import run_job
 from testbed.workload.jobs import Job
+from testbed.workload.steps import steps_of
 
 SCRIPT = PROJECT / "examples" / "jobs" / "train_ddp_torch.py"
 HOSTS = (BUSY, PEER)         # rank 0 on BUSY, whose NIC 0 port 0 (or its ToR) fails
@@ -88,19 +89,6 @@ class TrainingKnobs(Knobs):
 
     def fault_step(self) -> int:
         return max(SKIP + 2, round(self.before / self.compute))
-
-
-def steps_of(text: str) -> list[tuple[int, float, float]]:
-    """(step, end, duration) of every `step N T DT ...` line a rank printed."""
-    rows = []
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) >= 3 and words[0] == "step":
-            try:
-                rows.append((int(words[1]), float(words[2]), float(words[3])))
-            except (ValueError, IndexError):
-                continue
-    return rows
 
 
 def step_figures(rows: list, t_fault: float | None, t_repair: float | None) -> dict:

@@ -26,6 +26,7 @@ from testbed.scenario import plots
 from testbed.scenario.base import NOT_REPRODUCED, REPRODUCED, Judgement, Scenario
 from testbed.scenario.knobs import Knobs
 from testbed.scenario.timeline import Schedule
+from testbed.workload import steps
 
 MEASURED = "measured"
 JOB_FAILED = "job failed"      # a [[job]] failed: exit status 1 (testbed/cli/attempts.py)
@@ -124,6 +125,7 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
                                   "loss": next(iter(loss.values()), None), "losses": loss,
                                   "other_direction": {d: m for d, m in means.items() if d != main}}
             series[f"{w.name} {main} (Mbit/s)"] = per_direction[main]
+        job_steps(results, spans, t_start, series)
         queue_figures = {}
         for port in spec.queues:
             points = shifted([(t, q / 1000) for t, _, q in queues.series[port]], queues, t_start)
@@ -166,7 +168,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
             headline += "; WARNING: a rate rose during a fault"
         verdict = (REPRODUCED if all(c["held"] for c in clauses) else NOT_REPRODUCED) if clauses else MEASURED
         jobs = [t for t in figures.get("traffic", []) if is_job(t)]
-        parts = [f"{t['line']}" + "".join(f"; {row_text(r)}" for r in t["rows"]) for t in jobs] + parts
+        parts = [f"{t['line']}" + "".join(f"; {row_text(r)}" for r in t["rows"]) + step_text(t)
+                 for t in jobs] + parts
         failed = [t for t in jobs if not t["ok"]]
         if failed:      # the job's failure, not the testbed's: exit status 1, the job named
             verdict, headline = JOB_FAILED, "; ".join(t["line"] for t in failed)
@@ -180,12 +183,16 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
                          busy=[] if failed else [figures["cpu_busy"]])   # a failed job: said, not retried
 
     def plot(self, result, path: Path) -> bool:
-        """The rates (and queues) over time, the faults shaded; beside them, when a [[job]]
-        printed benchmark rows, each collective's busbw over sizes with the model's bound."""
-        rates = {k: v for k, v in result.series.items() if not k.startswith(("queue ", "rtt "))}
+        """The rates (and queues, and a training job's step times) over time, the faults shaded;
+        beside them, when a [[job]] printed benchmark rows, each collective's busbw over sizes
+        with the model's bound."""
+        rates = {k: v for k, v in result.series.items()
+                 if not k.startswith(("queue ", "rtt ")) and not is_step_series(k)}
         levels = {k: v for k, v in result.series.items() if k.startswith("queue ")}
+        times = {k: v for k, v in result.series.items() if is_step_series(k)}
         rows = [(t["job"], r) for t in result.figures.get("traffic", []) if is_job(t) for r in t["rows"]]
-        panels = [(rates, "Mbit/s")] + ([(levels, "queue (KB)")] if levels else [])
+        panels = [(rates, "Mbit/s")] + ([(levels, "queue (KB)")] if levels else []) + \
+            ([(times, "step time (s)")] if times else [])
         n = len(panels) + bool(rows)
         fig, axes = plots.figure(self, result, ncols=n, size=(8 + 3.5 * (n - 1), 4.5))
         axes = list(axes) if n > 1 else [axes]
@@ -225,6 +232,38 @@ def plot_rows(ax, rows: list[tuple[str, dict]]) -> None:
     top = max(max(r["busbw_mbit"], r["bound_mbit"] or 0.0) for _, r in rows)
     ax.set_ylim(0, top * 1.15 or 1.0)
     ax.legend(fontsize="small")
+
+
+def job_steps(results: list, spans, t_start: float, series: dict) -> None:
+    """Each [[job]] whose rank 0 printed training steps (testbed/workload/steps.py): in its entry,
+    the steps' count and median duration in each phase; in `series`, each step's duration at its
+    end, both in seconds since the traffic started. A job that printed none is left as it is."""
+    for entry in results:
+        out = Path(entry["directory"]) / "rank0.out" if is_job(entry) and entry.get("directory") else None
+        rows = steps.steps_of(out.read_text(errors="replace")) if out is not None and out.is_file() else []
+        if rows:
+            entry["steps"] = steps.phase_steps(rows, spans, t_start)
+            series[step_series(entry["job"])] = [[round(t - t_start, 3), d] for _, t, d in rows]
+
+
+def step_series(job: str) -> str:
+    return f"job {job} step time (s)"
+
+
+def is_step_series(name: str) -> bool:
+    return name.startswith("job ") and name.endswith(" step time (s)")
+
+
+def step_text(job: dict) -> str:
+    """`; job NAME step s (rank 0, median): before S (N steps), fault 1 (LABEL) S (N steps), ...`:
+    the median step in each phase beside how many steps overlap it, as the rates' lines give their
+    means; nothing for a job that printed no steps."""
+    if "steps" not in job:
+        return ""
+    counts = job["steps"]["counts"]
+    return f"; job {job['job']} step s (rank 0, median): " + ", ".join(
+        f"{phase} {v if v is not None else '-'} ({counts[phase]} steps)"
+        for phase, v in job["steps"]["phases_s"].items())
 
 
 def row_text(row: dict) -> str:

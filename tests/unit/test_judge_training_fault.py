@@ -1,10 +1,10 @@
 """training-fault (C17): its judge fed rank 0's step lines built by hand (a job through a fault
 that goes on, one that fails at its collective timeout, one that stalls for the fault, one that
-never reached the fault), and the parsing of the training script's output. No fabric."""
+never reached the fault). The step lines' parsing: test_steps.py. No fabric."""
 import pytest
 
 import scenarios
-from scenarios.claims.training_fault import TrainingKnobs, step_figures, steps_of
+from scenarios.claims.training_fault import TrainingKnobs, step_figures
 from testbed.core.errors import ParamError
 from testbed.scenario.base import INVALID, NOT_REPRODUCED, REPRODUCED
 
@@ -46,11 +46,6 @@ def figures(dual=None, single=None) -> dict:
 
 def judged(figs):
     return scenarios.get("training-fault").judge(figs)
-
-
-def test_the_training_scripts_lines_are_parsed():
-    text = "# training: 2 ranks\nstep 0 81.5 0.128 35.8\nstep 1 81.6 0.104 24.9\nwarning: x\nstep 2 oops\n"
-    assert steps_of(text) == [(0, 81.5, 0.128), (1, 81.6, 0.104)]
 
 
 def test_step_figures_split_the_steps_at_the_fault():
