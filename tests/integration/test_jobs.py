@@ -2,8 +2,8 @@
 example runs one rank per host on the rail-0 NICs of the default HPN fabric, every rank's log
 kept and nccl-tests' rows printed; a rank that fails makes the job fail (exit 1, the rank and its
 last line named), the others are stopped and nothing is left behind. The MPI example runs the same
-way under mpirun on dual-ToR NICs, through one port going down. An experiment file runs jobs
-through its fault timeline, the rows beside the model's bound."""
+way under mpirun on dual-ToR NICs, through one port going down, and from its experiment file. An
+experiment file runs jobs through its fault timeline, the rows beside the model's bound."""
 import json
 import os
 import subprocess
@@ -83,6 +83,30 @@ def test_jobs_in_an_experiment_file_through_a_fault(tmp_path):
     assert (out / "x.png").is_file()
     assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
     assert none_left("-f", script)
+
+
+def test_the_mpi_example_runs_from_an_experiment_file(tmp_path):
+    """examples/jobs/allreduce_mpi.toml under `run`, its sizes made small: the job's line and
+    rows beside the model's bound in the report, every rank's log kept, nothing left behind."""
+    text = (EXAMPLES / "allreduce_mpi.toml").read_text()
+    small = text.replace("--sizes 4K,64K,1M --iters 5", "--sizes 4K,16K --iters 2").replace(
+        "{python} allreduce_mpi.py", f"{{python}} {EXAMPLES}/allreduce_mpi.py")
+    assert small.count(str(EXAMPLES)) == 1 and "16K --iters 2" in small, small
+    (tmp_path / "mpi.toml").write_text(small)
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "testbed", "run", str(tmp_path / "mpi.toml"), "--out",
+                           str(out), "--retries", "0"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    (job,) = json.loads((out / "allreduce-mpi.json").read_text())["figures"]["traffic"]
+    assert job["ok"] and job["job"] == "allreduce-mpi", job["line"]
+    assert [(r["kind"], r["size"], r["bound_mbit"]) for r in job["rows"]] == \
+        [("allreduce", 4096, 1.333), ("allreduce", 16384, 1.333)]
+    assert_rows(out / "allreduce-mpi.jobs" / "allreduce-mpi" / "rank0.out")
+    logs = out / "allreduce-mpi.jobs" / "allreduce-mpi"
+    assert all((logs / f"rank{r}.rc").read_text() == "0\n" for r in range(4))
+    assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
+    for name in ("orted", "mpirun"):      # their last instants aside
+        wait_for(f"no {name} left", lambda name=name: none_left("-x", name), 5)
 
 
 def failing_job(tmp_path: Path, script: str, text: str, fabric: str = "", job: str = "") -> list:
