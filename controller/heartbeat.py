@@ -34,6 +34,7 @@ class Beats:
         self.apps, self.clock = list(apps), clock
         self.answered = {app.name: clock() for app in self.apps}
         self.out: set[str] = set()
+        self.heads: dict[str, object] = {}     # each full queue's first event when last seen
         for app in self.apps:
             app.register_handler(Beat, lambda ev, name=app.name: self.answer(name))
 
@@ -53,6 +54,21 @@ class Beats:
                 self.out.add(app.name)          # before: the loop may answer at once
                 if not offer(app, Beat()):
                     self.out.discard(app.name)  # its queue is full: next time
+                    if self.moved(app):         # but its loop took events since: busy, not hung
+                        self.working(app.name)
+            else:
+                self.heads.pop(app.name, None)
+
+    def moved(self, app) -> bool:
+        """Whether `app`'s full queue has a new first event since the last look: its loop is
+        handling a flood (packet-ins faster than it drains them), which keeps every Beat out;
+        a loop stuck in a handler leaves the same event first."""
+        try:
+            head = app.events.queue[0]
+        except (AttributeError, IndexError):
+            head = None
+        before, self.heads[app.name] = self.heads.get(app.name), head
+        return before is not None and head is not None and head is not before
 
     def oldest(self) -> float:
         return min(self.answered.values(), default=self.clock())

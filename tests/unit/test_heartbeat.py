@@ -85,3 +85,23 @@ def test_a_full_queue_is_skipped_not_waited_on():
     full._events_sem.release()
     beats.send()
     assert len(full.queue) == 1 and beats.out == {"full", "other"}
+
+
+def test_a_queue_kept_full_by_a_flood_is_busy_not_hung_while_its_loop_drains_it():
+    """Packet-ins faster than the loop drains them keep the queue full and every Beat out: the
+    loop taking events (a new first one) counts as an answer; a loop stuck with the same first
+    event does not."""
+    now = [0.0]
+    app = App("flooded")
+    beats = Beats([app], clock=lambda: now[0])
+    for t, flood in ((1.0, "a"), (2.0, "b"), (3.0, "c")):
+        now[0] = t
+        app.queue[:] = [flood] * 3
+        while app._events_sem.acquire(blocking=False):   # the flood takes every free place
+            pass
+        beats.send()
+    assert beats.answered["flooded"] == 3.0 and app.queue == ["c"] * 3
+    for t in (4.0, 5.0):          # then its loop hangs in a handler, the queue still full
+        now[0] = t
+        beats.send()
+    assert beats.oldest() == 3.0
