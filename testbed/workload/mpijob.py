@@ -73,7 +73,11 @@ def _result(rank: Rank, directory: Path, wall: float, seconds: float, timed_out:
         status = "timeout"
     took = rc.stat().st_mtime - wall if text is not None else seconds
     out, err = f"rank{rank.rank}.out", f"rank{rank.rank}.err"
+    started = (directory / out).exists()    # its wrapper opened its logs: Open MPI launched it
     for name in (out, err):
         (directory / name).touch()       # a rank that never started still has its (empty) logs
+    said = last_line(directory / err) or last_line(directory / out)
+    if not started and status == "timeout":  # stuck in Open MPI's launch, before the program
+        said = f"never started (mpirun's last line: {last_line(directory / 'mpirun.err') or 'none'})"
     return RankResult(rank.rank, rank.host, rank.nic, status, code, round(max(0.0, took), 3),
-                      last_line(directory / err) or last_line(directory / out), out, err)
+                      said, out, err)

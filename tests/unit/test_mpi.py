@@ -82,3 +82,17 @@ def test_a_bad_launcher_is_one_line(hpn):
     from testbed.core.errors import ParamError
     with pytest.raises(ParamError, match=r"launcher='slurm': choose from direct, mpi"):
         place(Job("run", launcher="slurm"), hpn)
+
+
+def test_a_rank_open_mpi_never_launched_says_so_when_the_job_times_out(hpn, tmp_path):
+    """A rank whose wrapper never opened its logs (Open MPI's launch hung before it) is named as
+    never started, with mpirun's last line; a started one keeps its own last line."""
+    from testbed.workload import mpijob
+    ranks = place(Job("{python} x.py", launcher="mpi", rails=(0,)), hpn)
+    (tmp_path / "rank0.out").write_text("waiting for peers\n")
+    (tmp_path / "mpirun.err").write_text("[host:1] plm:rsh: launching\n")
+    started, never = (mpijob._result(r, tmp_path, 0.0, 60.0, True) for r in ranks[:2])
+    assert (started.status, started.last_line) == ("timeout", "waiting for peers")
+    assert (never.status, never.last_line) == \
+        ("timeout", "never started (mpirun's last line: [host:1] plm:rsh: launching)")
+    assert (tmp_path / "rank1.out").is_file() and (tmp_path / "rank1.err").is_file()
