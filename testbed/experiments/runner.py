@@ -65,11 +65,6 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         self.quick, self.knobs, self.settings = quick, Knobs(), dict(self.spec.settings)
         return self
 
-    def execute(self, out: Path, quick: bool = False, stem: str | None = None):
-        """As a scenario's; each [[job]]'s logs go to OUT/STEM.jobs/NAME/."""
-        self.jobs_out = Path(out) / f"{stem or self.name}.jobs"
-        return super().execute(out, quick, stem)
-
     def run(self, quick: bool) -> dict:
         spec, fab = self.spec, self.spec.fabric
         watched = [check.watched(fab, item) for item in spec.throughput]

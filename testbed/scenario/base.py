@@ -219,6 +219,7 @@ class Scenario:
         self.ensure_configured(quick)
         stem = files.checked_name(stem or self.name, "report name")
         files.make_dirs(out)
+        self.jobs_out = Path(out) / f"{stem}.jobs"     # where a run's jobs keep their ranks' logs
         try:
             with progress.phase("measuring"), waitlog.collecting() as waits:   # bring-ups: own phases
                 figures = self.run(self.quick)

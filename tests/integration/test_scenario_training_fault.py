@@ -26,6 +26,10 @@ def test_quick_run_reproduces_and_leaves_nothing(tmp_path):
     assert dual["job_ok"] and dual["done_all_ranks"] == dual["steps"] and dual["steps_during_fault"] > 0
     assert not single["job_ok"] and single["done"] < single["steps"]
     assert "job train: rank" in single["job"] and "exited" in single["job"], single["job"]
+    logs = tmp_path / "training-fault.jobs"           # kept under --out, named in the job's line
+    assert f"[logs: {logs / 'single-tor'}]" in single["job"], single["job"]
+    assert all((logs / v / "rank1.out").is_file() for v in ("dual-tor", "single-tor"))
+    assert figures["waiting"]["worst"], figures["waiting"]    # judged by the emulator's waiting
     assert result["series"]["dual-ToR"] and result["series"]["single-ToR"]
     assert not [s.run_id for s in runstate.runs() if s.data["owner"][0] == proc.pid]
     assert not {"p0s0h0", "p0s0r0t0"} & netdevs.all_bridges()
