@@ -16,7 +16,6 @@ from typing import ClassVar
 from testbed.emulation.detectors import Detectors
 from testbed.emulation.factory import make_emulation
 from testbed.emulation.faults.inject import Faults, Handle
-from testbed.measure import validity
 from testbed.scenario import fault_harness as harness
 from testbed.scenario import plots
 from testbed.scenario.base import Judgement, verdict
@@ -150,16 +149,16 @@ class OneWayFault(harness.FaultScenario, name="one-way-fault", claim="C4", tour=
             w.play(lambda: cut(emu, faults, link, seen))
             w.finish()
             events = detectors.events(BUSY) if detector else []
-        return {"carrier_up": seen["carrier_up"], "offered_mbps": round(mbit * k.streams, 2),
-                **stream_figures(w, nic0, link, events)}
+        return {"carrier_up": seen["carrier_up"], **stream_figures(w, nic0, link, events)}
 
     def judge(self, figures: dict) -> Judgement:
         carrier, probed = figures["carrier_only"], figures["with_detector"]
         fault = figures["setup"]["warm_base_fault_after_s"][2]
-        # some streams on the faulty port, and the NIC's baseline carried what was offered (its
-        # iperf3 kept up: their waiting is not read, testbed/measure/validity.py)
-        valid = all(p["streams_on_faulty_port"] > 0 and validity.kept_up(
-            p["nic_baseline_mbps"], p.get("offered_mbps", 0.0)) for p in (carrier, probed))
+        # some streams on the faulty port. iperf3's waiting is not read (testbed/measure/
+        # validity.py, ENDPOINTS) and no baseline is asked of it: the verdict counts streams stuck
+        # for most of the fault, which a slow receiver does not make, and an eager detector's
+        # false downs (what lab 4 shows) lower the baseline by the fabric's doing
+        valid = carrier["streams_on_faulty_port"] > 0 and probed["streams_on_faulty_port"] > 0
         ok = (carrier["carrier_up"] and carrier["stuck_streams"] >= 1
               and probed["detected_ms"] is not None and probed["stuck_streams"] == 0)
         k = self.knobs_of(figures)
