@@ -191,6 +191,8 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
         n = len(panels) + bool(rows)
         fig, axes = plots.figure(self, result, ncols=n, size=(8 + 3.5 * (n - 1), 4.5))
         axes = list(axes) if n > 1 else [axes]
+        for ax in axes[1:len(panels)]:      # one time axis over every series: steps line up with rates
+            ax.sharex(axes[0])
         for ax, (series, unit) in zip(axes, panels):
             for k, (label, _, _, windows) in enumerate(result.setup["faults"]):
                 for w, (start, end) in enumerate(windows):

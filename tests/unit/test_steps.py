@@ -111,3 +111,5 @@ def test_the_plot_draws_step_times_on_a_panel_of_their_own(tmp_path, monkeypatch
     assert [ax.get_ylabel() for ax in axes] == ["Mbit/s", "step time (s)"]
     assert [line.get_label() for line in axes[1].get_lines()] == ["job train step time (s)"]
     assert "job train step time (s)" not in [line.get_label() for line in axes[0].get_lines()]
+    assert axes[1].get_xlim() == axes[0].get_xlim()      # one time axis for rates and steps,
+    assert axes[0].get_xlim()[0] <= 1.0 and axes[0].get_xlim()[1] >= 12.0   # over both
