@@ -148,7 +148,7 @@ class TrainingFault(harness.FaultScenario, name="training-fault", claim="C17"):
         box: dict = {}
         with CpuMeter() as cpu, make_emulation(fab, servers=self.servers) as emu, Faults(emu) as faults, \
                 ExitStack() as training:
-            jobs = getattr(self, "jobs_out", None) or emu.state.dir / "jobs"   # OUT/STEM.jobs/ (execute)
+            jobs = self.jobs_out or emu.state.dir / "jobs"       # OUT/STEM.jobs/ (execute)
             out = jobs / ("single-tor" if single_tor else "dual-tor")
             t_start = time.monotonic()
             thread = threading.Thread(target=self._job, args=(emu, job, out, box), daemon=True)

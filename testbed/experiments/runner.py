@@ -75,7 +75,7 @@ class Experiment(Scenario, name="experiment", claim="experiment"):
                 raise ParamError(f"{spec.path}: {available()}")
         options = Options(routing=spec.routing, detector=spec.detector)
         with Emulation(fab, options) as emu, Faults(emu) as faults, ExitStack() as stack:
-            load, probes = Load(emu, spec, getattr(self, "jobs_out", None)), Probes(emu, spec)
+            load, probes = Load(emu, spec, self.jobs_out), Probes(emu, spec)
             timeline = load.schedule(schedule(faults, spec))
             up = stack.enter_context(emu.sampler(intfs, spec.interval, counter="rx_bytes", queues=False))
             down = stack.enter_context(emu.sampler(intfs, spec.interval, queues=False))

@@ -104,6 +104,7 @@ class Scenario:
     fixed: ClassVar[dict[str, str]] = {}          # fabric parameters it sets itself: key -> why
     # where its fabrics run, given to every make_emulation: none, this machine (`run --servers` sets it)
     servers: tuple[str, ...] = ()
+    jobs_out: Path | None = None        # where a run's jobs keep their ranks' logs (execute sets it)
     Knobs: ClassVar[type[Knobs]] = Knobs          # its own parameters
 
     def __init_subclass__(cls, name: str = "", claim: str = "", tour: bool = False, **kwargs):
@@ -219,7 +220,7 @@ class Scenario:
         self.ensure_configured(quick)
         stem = files.checked_name(stem or self.name, "report name")
         files.make_dirs(out)
-        self.jobs_out = Path(out) / f"{stem}.jobs"     # where a run's jobs keep their ranks' logs
+        self.jobs_out = Path(out) / f"{stem}.jobs"
         try:
             with progress.phase("measuring"), waitlog.collecting() as waits:   # bring-ups: own phases
                 figures = self.run(self.quick)
